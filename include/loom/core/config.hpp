@@ -1,0 +1,16 @@
+// loom/core/config.hpp — the index type and the few compiler attributes loom relies on.
+#pragma once
+#include <cstdint>
+
+namespace loom {
+/// All index arithmetic is 64-bit: extents, strides and affine index values.
+using index_t = std::int64_t;
+}  // namespace loom
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LOOM_INLINE inline __attribute__((always_inline))
+#else
+#define LOOM_INLINE inline
+#endif
+
+#define LOOM_PRAGMA(x) _Pragma(#x)

@@ -1,0 +1,249 @@
+// loom/core/tensor.hpp — TensorView (non-owning, any strides) and Tensor (owning, 64-byte
+// aligned, row-major). Integers index an element; index expressions build an expression access.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string_view>
+#include <type_traits>
+
+#include "../expr/access.hpp"
+#include "config.hpp"
+#include "error.hpp"
+#include "extents.hpp"
+#include "name.hpp"
+
+namespace loom {
+
+template <std::size_t R>
+using shape_t = std::array<index_t, R>;
+template <std::size_t R>
+using strides_t = std::array<index_t, R>;
+
+/// loom::shape(M, N) and loom::strides(ld, 1): spelled-out arguments for loom::view.
+template <class... I>
+constexpr shape_t<sizeof...(I)> shape(I... e) { return {static_cast<index_t>(e)...}; }
+template <class... I>
+constexpr strides_t<sizeof...(I)> strides(I... s) { return {static_cast<index_t>(s)...}; }
+
+template <std::size_t R>
+constexpr strides_t<R> row_major_strides(const shape_t<R>& e) {
+  strides_t<R> s{};
+  index_t acc = 1;
+  for (std::size_t d = R; d-- > 0;) {
+    s[d] = acc;
+    acc *= std::max<index_t>(e[d], 1);
+  }
+  return s;
+}
+
+template <class T, std::size_t Rank, class Ext = dims<Rank>>
+class TensorView : public indexable<TensorView<T, Rank, Ext>, Rank> {
+  static_assert(is_extents<Ext> && Ext::rank == Rank, "loom::TensorView<T, Rank, Ext>: Ext must be loom::extents of rank Rank");
+  static_assert(std::is_arithmetic_v<T>, "loom::TensorView<T, ...>: T must be an arithmetic type");
+
+ public:
+  using value_type = std::remove_const_t<T>;
+  using element_type = T;
+  using extents_type = Ext;
+  static constexpr std::size_t rank = Rank;
+
+  TensorView() = default;
+  TensorView(T* data, const Ext& ext, const strides_t<Rank>& str, tensor_name name = tensor_name("view"))
+      : data_(data), ext_(ext), stride_(str), name_(name) {}
+  TensorView(T* data, const Ext& ext, tensor_name name = tensor_name("view"))
+      : TensorView(data, ext, row_major_strides<Rank>(ext.values()), name) {}
+
+  T* data() const { return data_; }
+  index_t extent(std::size_t d) const { return ext_.extent(d); }
+  index_t stride(std::size_t d) const { return stride_[d]; }
+  const Ext& extents() const { return ext_; }
+  const strides_t<Rank>& strides() const { return stride_; }
+  index_t size() const { return ext_.size(); }
+  std::string_view name() const { return name_.view(); }
+  const tensor_name& name_tag() const { return name_; }
+  TensorView& set_name(std::string_view n) {
+    name_.set(n);
+    return *this;
+  }
+
+  TensorView as_view() const { return *this; }
+
+  /// Element access by integers (no bounds check, like operator[] of std containers).
+  template <class... I>
+    requires(sizeof...(I) == Rank && Rank > 0 && (std::is_integral_v<I> && ...))
+  T& operator()(I... idx) const {
+    return data_[offset(std::array<index_t, Rank>{static_cast<index_t>(idx)...})];
+  }
+  using indexable<TensorView, Rank>::operator();
+
+  index_t offset(const std::array<index_t, Rank>& idx) const {
+    index_t o = 0;
+    for (std::size_t d = 0; d < Rank; ++d) o += idx[d] * stride_[d];
+    return o;
+  }
+
+  /// The view with dimensions permuted: dimension d of the result is dimension P[d] of this.
+  template <std::size_t... P>
+    requires(sizeof...(P) == Rank)
+  TensorView<T, Rank> permuted() const {
+    return TensorView<T, Rank>(data_, dims<Rank>(shape_t<Rank>{ext_.extent(P)...}), strides_t<Rank>{stride_[P]...}, name_);
+  }
+  /// Rank-2 transpose: a view, nothing moves.
+  TensorView<T, Rank> transposed() const
+    requires(Rank == 2)
+  {
+    return permuted<1, 0>();
+  }
+  /// A sub-block starting at `first` with extents `count` (checked).
+  TensorView<T, Rank> block(const shape_t<Rank>& first, const shape_t<Rank>& count) const {
+    for (std::size_t d = 0; d < Rank; ++d)
+      if (first[d] < 0 || count[d] < 0 || first[d] + count[d] > ext_.extent(d))
+        throw bounds_error("loom: block of '" + name_.str() + "' dimension " + std::to_string(d) + ": [" +
+                           std::to_string(first[d]) + ", " + std::to_string(first[d] + count[d]) +
+                           ") is outside extent " + std::to_string(ext_.extent(d)));
+    bool empty = std::any_of(count.begin(), count.end(), [](index_t c) { return c == 0; });
+    return TensorView<T, Rank>(empty ? data_ : data_ + offset(first), dims<Rank>(count), stride_, name_);
+  }
+  /// Every element with a stride of `step` along each dimension (step >= 1).
+  TensorView<T, Rank> strided(const shape_t<Rank>& step) const {
+    shape_t<Rank> e{};
+    strides_t<Rank> s{};
+    for (std::size_t d = 0; d < Rank; ++d) {
+      if (step[d] < 1) throw shape_error("loom: strided view of '" + name_.str() + "': step must be >= 1");
+      e[d] = (ext_.extent(d) + step[d] - 1) / step[d];
+      s[d] = stride_[d] * step[d];
+    }
+    return TensorView<T, Rank>(data_, dims<Rank>(e), s, name_);
+  }
+  /// The same view with all extents dynamic.
+  TensorView<T, Rank> dynamic() const { return TensorView<T, Rank>(data_, dims<Rank>(ext_.values()), stride_, name_); }
+
+  operator TensorView<const T, Rank, Ext>() const
+    requires(!std::is_const_v<T>)
+  {
+    return TensorView<const T, Rank, Ext>(data_, ext_, stride_, name_);
+  }
+
+ private:
+  T* data_ = nullptr;
+  Ext ext_{};
+  strides_t<Rank> stride_{};
+  tensor_name name_{std::string_view("view")};
+};
+
+/// A non-owning view of user memory: loom::view(ptr, shape(M, N)) (row-major) or
+/// loom::view(ptr, shape(M, N), strides(1, M)) (column-major), any strides in elements.
+template <class T, std::size_t R>
+TensorView<T, R> view(T* data, const shape_t<R>& e, const strides_t<R>& s, std::string_view name = "view") {
+  return TensorView<T, R>(data, dims<R>(e), s, tensor_name(name));
+}
+template <class T, std::size_t R>
+TensorView<T, R> view(T* data, const shape_t<R>& e, std::string_view name = "view") {
+  return TensorView<T, R>(data, dims<R>(e), tensor_name(name));
+}
+
+namespace detail {
+struct aligned_free {
+  void operator()(void* p) const { ::operator delete(p, std::align_val_t{64}); }
+};
+}  // namespace detail
+
+/// Owning, 64-byte aligned, row-major, zero-initialised.
+template <class T, std::size_t Rank, class Ext = dims<Rank>>
+class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
+ public:
+  using value_type = T;
+  using view_type = TensorView<T, Rank, Ext>;
+  using const_view_type = TensorView<const T, Rank, Ext>;
+  static constexpr std::size_t rank = Rank;
+
+  Tensor() requires(Ext::rank_dynamic == 0) : Tensor(Ext{}, tensor_name()) {}
+
+  template <class... I>
+    requires((sizeof...(I) == Rank || sizeof...(I) == Ext::rank_dynamic) && sizeof...(I) > 0 &&
+             (std::is_integral_v<I> && ...))
+  explicit Tensor(I... e) : Tensor(Ext(e...), tensor_name()) {}
+
+  template <class... I>
+    requires((sizeof...(I) == Rank || sizeof...(I) == Ext::rank_dynamic) && (std::is_integral_v<I> && ...))
+  explicit Tensor(std::string_view name, I... e) : Tensor(Ext(e...), tensor_name(name)) {}
+
+  explicit Tensor(const shape_t<Rank>& e, std::string_view name = {})
+      : Tensor(Ext(e), name.empty() ? tensor_name() : tensor_name(name)) {}
+
+  Tensor(const Tensor& o) : Tensor(o.view_.extents(), o.view_.name_tag()) {
+    if (o.size() > 0) std::memcpy(data(), o.data(), sizeof(T) * static_cast<std::size_t>(o.size()));
+  }
+  Tensor& operator=(const Tensor& o) {
+    if (this != &o) *this = Tensor(o);
+    return *this;
+  }
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+
+  T* data() { return view_.data(); }
+  const T* data() const { return view_.data(); }
+  index_t extent(std::size_t d) const { return view_.extent(d); }
+  index_t stride(std::size_t d) const { return view_.stride(d); }
+  const Ext& extents() const { return view_.extents(); }
+  index_t size() const { return view_.size(); }
+  std::string_view name() const { return view_.name(); }
+  Tensor& set_name(std::string_view n) {
+    view_.set_name(n);
+    return *this;
+  }
+
+  view_type view() { return view_; }
+  const_view_type view() const { return view_; }
+  operator view_type() { return view_; }
+  operator const_view_type() const { return view_; }
+  view_type as_view() { return view_; }
+  const_view_type as_view() const { return view_; }
+
+  template <class... I>
+    requires(sizeof...(I) == Rank && Rank > 0 && (std::is_integral_v<I> && ...))
+  T& operator()(I... idx) {
+    return view_(idx...);
+  }
+  template <class... I>
+    requires(sizeof...(I) == Rank && Rank > 0 && (std::is_integral_v<I> && ...))
+  const T& operator()(I... idx) const {
+    return view_(idx...);
+  }
+  using indexable<Tensor, Rank>::operator();
+
+  TensorView<T, Rank> transposed() requires(Rank == 2) { return view_.transposed(); }
+  TensorView<T, Rank> block(const shape_t<Rank>& first, const shape_t<Rank>& count) { return view_.block(first, count); }
+  TensorView<T, Rank> strided(const shape_t<Rank>& step) { return view_.strided(step); }
+  template <std::size_t... P>
+  TensorView<T, Rank> permuted() { return view_.template permuted<P...>(); }
+
+  T* begin() { return data(); }
+  T* end() { return data() + size(); }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size(); }
+
+ private:
+  Tensor(const Ext& ext, tensor_name name) {
+    const auto n = static_cast<std::size_t>(ext.size());
+    // At least one element so data() is never null (a rank-0 tensor holds one value).
+    void* p = ::operator new(sizeof(T) * std::max<std::size_t>(n, 1), std::align_val_t{64});
+    std::memset(p, 0, sizeof(T) * std::max<std::size_t>(n, 1));
+    storage_.reset(p);
+    view_ = view_type(static_cast<T*>(p), ext, name);
+  }
+
+  std::unique_ptr<void, detail::aligned_free> storage_;
+  view_type view_;
+};
+
+template <class V>
+inline constexpr bool is_view = false;
+template <class T, std::size_t R, class E>
+inline constexpr bool is_view<TensorView<T, R, E>> = true;
+
+}  // namespace loom

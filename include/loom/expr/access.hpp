@@ -1,0 +1,226 @@
+// loom/expr/access.hpp — a tensor read or written at affine indices: `A(i, k)`, `in(x + 1)`.
+// At run time an access is bound once: its base pointer and one stride per variable, so the
+// address at a point is base + Σ stride_v · v whatever the layout (row/column-major, views).
+#pragma once
+#include <array>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+#include "../core/error.hpp"
+#include "../simd/memory.hpp"
+#include "index.hpp"
+#include "node.hpp"
+
+namespace loom {
+
+struct assign_set;
+struct assign_add;
+template <class Lhs, class Rhs, class Mode>
+struct definition;
+
+template <class View, IndexExpr... Idx>
+struct access : expr_node {
+  using view_type = View;
+  using element_type = typename View::element_type;
+  using value_type = typename View::value_type;
+  using vars = meta::unique<meta::concat<typename Idx::vars...>>;
+  using reductions = meta::list<>;
+  using index_types = meta::list<Idx...>;
+  static constexpr std::size_t rank = sizeof...(Idx);
+  static_assert(rank == View::rank, "loom: an access needs one index per tensor dimension");
+
+  View view;
+  std::tuple<Idx...> idx;
+  // Bound state (set by bind() once per run).
+  element_type* base = nullptr;
+  std::array<index_t, vars::size> var_stride{};
+
+  access(const View& v, const Idx&... i) : view(v), idx(i...) {}
+  access(const access&) = default;
+
+  /// `out(i, j) = e` builds a definition; nothing runs until loom::run.
+  template <class Rhs>
+    requires(Expr<Rhs> || Scalar<Rhs>)
+  auto operator=(const Rhs& rhs) const {
+    auto r = detail::lift<value_type>(rhs);
+    return definition<access, decltype(r), assign_set>(*this, r);
+  }
+  auto operator=(const access& rhs) const { return definition<access, access, assign_set>(*this, rhs); }
+  /// `out(i, j) += e` accumulates into the output.
+  template <class Rhs>
+    requires(Expr<Rhs> || Scalar<Rhs>)
+  auto operator+=(const Rhs& rhs) const {
+    auto r = detail::lift<value_type>(rhs);
+    return definition<access, decltype(r), assign_add>(*this, r);
+  }
+
+  // ---- binding ----
+  void bind() {
+    index_t off = 0;
+    var_stride.fill(0);
+    [&]<std::size_t... D>(std::index_sequence<D...>) {
+      ((off += std::get<D>(idx).offset() * view.stride(D),
+        add_strides(std::get<D>(idx), view.stride(D))), ...);
+    }(std::make_index_sequence<rank>{});
+    base = view.data() + off;
+  }
+  template <class V>
+  index_t stride_of() const {
+    if constexpr (meta::contains<vars, V>) return var_stride[meta::index_of<vars, V>];
+    else return 0;
+  }
+
+  /// Checks every dimension's index range against the extent; `ext` gives each variable's
+  /// extent. An access whose variables have an empty range is never evaluated: not checked.
+  template <class Ext>
+  void check_bounds(const Ext& ext) const {
+    bool empty = false;
+    meta::for_each_type<vars>([&]<class V>(V*) { empty = empty || ext.template extent<V>() == 0; });
+    if (empty) return;
+    [&]<std::size_t... D>(std::index_sequence<D...>) { (check_dim<D>(ext), ...); }(std::make_index_sequence<rank>{});
+  }
+
+  // ---- evaluation ----
+  template <class C>
+  LOOM_INLINE index_t offset(const C& c) const {
+    return [&]<class... V>(meta::list<V...>*) {
+      return index_t{((var_stride[meta::index_of<vars, V>] * c.template coord<V>()) + ... + 0)};
+    }(static_cast<vars*>(nullptr));
+  }
+  template <class C>
+  LOOM_INLINE value_type eval(const C& c) const { return base[offset(c)]; }
+
+  template <class VM, class C>
+  LOOM_INLINE auto eval_v(const C& c) const {
+    using B = typename VM::template batch<value_type>;
+    using L = typename VM::lane;
+    if constexpr (!meta::contains<vars, L>) {
+      return B(eval(c));  // the lane variable is absent: one value for every lane
+    } else {
+      const element_type* p = base + offset(c);
+      const index_t s = var_stride[meta::index_of<vars, L>];
+      const index_t n = VM::masked ? c.active : index_t(VM::width);
+      if constexpr (VM::contiguous) {
+        if constexpr (VM::masked) return simd::load_first<B>(p, n);
+        else return B::load_unaligned(p);
+      } else {
+        if (s == 1) return VM::masked ? simd::load_first<B>(p, n) : B::load_unaligned(p);
+        return simd::load_strided<B>(p, s, n);
+      }
+    }
+  }
+
+  template <class C>
+  LOOM_INLINE void store(const C& c, value_type v) const { base[offset(c)] = v; }
+
+  template <class VM, class C, class B>
+  LOOM_INLINE void store_v(const C& c, const B& v) const {
+    using L = typename VM::lane;
+    static_assert(meta::contains<vars, L>, "loom internal: the output is always indexed by the lane variable");
+    element_type* p = base + offset(c);
+    const index_t s = var_stride[meta::index_of<vars, L>];
+    const index_t n = VM::masked ? c.active : index_t(VM::width);
+    if constexpr (VM::contiguous) {
+      if constexpr (VM::masked) simd::store_first(p, v, n);
+      else v.store_unaligned(p);
+    } else {
+      if (s == 1) {
+        if (VM::masked) simd::store_first(p, v, n);
+        else v.store_unaligned(p);
+      } else {
+        simd::store_strided(p, s, v, n);
+      }
+    }
+  }
+
+  template <class F>
+  void for_each_access(F&& f) { f(*this); }
+  template <class F>
+  void for_each_access(F&& f) const { f(*this); }
+
+  void print(std::ostream& os) const {
+    os << view.name() << "(";
+    [&]<std::size_t... D>(std::index_sequence<D...>) {
+      ((os << (D == 0 ? "" : ", "), std::get<D>(idx).print(os)), ...);
+    }(std::make_index_sequence<rank>{});
+    os << ")";
+  }
+
+  /// The address range [lo, hi] (in bytes) this access's tensor spans, for alias checks.
+  std::pair<const char*, const char*> span() const {
+    const char* b = reinterpret_cast<const char*>(view.data());
+    index_t lo = 0, hi = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (view.extent(d) == 0) return {b, b};
+      const index_t reach = (view.extent(d) - 1) * view.stride(d);
+      (reach < 0 ? lo : hi) += reach;
+    }
+    return {b + lo * index_t(sizeof(value_type)), b + (hi + 1) * index_t(sizeof(value_type))};
+  }
+
+ private:
+  template <class E>
+  void add_strides(const E& e, index_t dim_stride) {
+    meta::for_each_type<typename E::vars>([&]<class V>(V*) {
+      var_stride[meta::index_of<vars, V>] += e.template coef<V>() * dim_stride;
+    });
+  }
+
+  template <std::size_t D, class Ext>
+  void check_dim(const Ext& ext) const {
+    const auto& e = std::get<D>(idx);
+    index_t lo = e.offset(), hi = e.offset();
+    meta::for_each_type<typename std::tuple_element_t<D, std::tuple<Idx...>>::vars>([&]<class V>(V*) {
+      const index_t k = e.template coef<V>() * (ext.template extent<V>() - 1);
+      (k < 0 ? lo : hi) += k;
+    });
+    const index_t n = view.extent(D);
+    if (lo >= 0 && hi < n) return;
+    std::string what = to_string_access();
+    using I = std::tuple_element_t<D, std::tuple<Idx...>>;
+    if constexpr (is_var<I>) {
+      // A lone variable ranging past the tensor is a shape mismatch, not an offset error.
+      throw shape_error("loom::shape_error: " + what + ": dimension " + std::to_string(D) + " of '" +
+                        std::string(view.name()) + "' has extent " + std::to_string(n) + " but " + I::name() +
+                        " ranges over " + std::to_string(hi + 1));
+    } else {
+      throw bounds_error("loom::bounds_error: " + what + ": dimension " + std::to_string(D) + " of '" +
+                         std::string(view.name()) + "' needs indices [" + std::to_string(lo) + ", " +
+                         std::to_string(hi) + "] but its extent is " + std::to_string(n));
+    }
+  }
+  std::string to_string_access() const {
+    std::ostringstream os;
+    print(os);
+    return os.str();
+  }
+};
+
+template <class T>
+inline constexpr bool is_access = false;
+template <class V, class... I>
+inline constexpr bool is_access<access<V, I...>> = true;
+
+/// Gives a tensor or view `operator()(index expressions...)`, which builds an access.
+template <class Derived, std::size_t Rank>
+struct indexable {
+  template <class... I>
+    requires(sizeof...(I) == Rank && ((IndexExpr<I> || Integer<I>) && ...) &&
+             (sizeof...(I) == 0 || (IndexExpr<I> || ...)))
+  auto operator()(const I&... i) {
+    auto v = static_cast<Derived&>(*this).as_view();
+    return access<decltype(v), decltype(as_index(i))...>(v, as_index(i)...);
+  }
+  template <class... I>
+    requires(sizeof...(I) == Rank && ((IndexExpr<I> || Integer<I>) && ...) &&
+             (sizeof...(I) == 0 || (IndexExpr<I> || ...)))
+  auto operator()(const I&... i) const {
+    auto v = static_cast<const Derived&>(*this).as_view();
+    return access<decltype(v), decltype(as_index(i))...>(v, as_index(i)...);
+  }
+};
+
+}  // namespace loom

@@ -1,0 +1,100 @@
+// loom/expr/definition.hpp — `out(i, j) = e` / `out(i, j) += e`: a lazy definition. It knows at
+// compile time its pure variables (the left side's), its reduction variables and which
+// reduction (if exactly one) the schedule may loop over; loom::run executes it.
+#pragma once
+#include <type_traits>
+
+#include "access.hpp"
+#include "reduce.hpp"
+
+namespace loom {
+
+struct assign_set {
+  static constexpr const char* sym = "=";
+};
+struct assign_add {
+  static constexpr const char* sym = "+=";
+};
+
+namespace detail {
+template <class L>
+struct all_rvars;
+template <class... R>
+struct all_rvars<meta::list<R...>> {
+  using type = meta::unique<meta::concat<meta::list<>, typename R::rvars...>>;
+};
+template <class L>
+struct scheduled_rvars {
+  using type = meta::list<>;
+};
+template <class R>
+struct scheduled_rvars<meta::list<R>> {
+  using type = typename R::rvars;
+};
+template <class L>
+struct lhs_plain;
+template <class V, class... I>
+struct lhs_plain<access<V, I...>> : std::bool_constant<(is_var<I> && ...)> {};
+}  // namespace detail
+
+template <class Lhs, class Rhs, class Mode>
+struct definition {
+  static_assert(detail::lhs_plain<Lhs>::value,
+                "loom: the left side of a definition must be indexed by plain variables, e.g. out(i, j) = ...");
+  static_assert(Lhs::vars::size == Lhs::rank, "loom: a variable appears twice on the left side of a definition");
+  static_assert(!std::is_const_v<typename Lhs::element_type>,
+                "loom: the output of a definition must be writable (it is a const tensor or view)");
+  static_assert(std::is_same_v<value_t<Rhs>, typename Lhs::value_type>,
+                "loom: the right side's element type differs from the output's; convert with loom::cast<T>(e)");
+
+  using lhs_type = Lhs;
+  using rhs_type = Rhs;
+  using mode = Mode;
+  using value_type = typename Lhs::value_type;
+  using pure_vars = typename Lhs::vars;
+  using reductions = typename Rhs::reductions;
+  /// Exactly one reduction: its variables become loops the schedule controls.
+  static constexpr bool has_scheduled_reduction = reductions::size == 1;
+  using scheduled_rvars = typename detail::scheduled_rvars<reductions>::type;
+  using reduction_vars = typename detail::all_rvars<reductions>::type;
+  /// Every variable: pure ones (left-side order), then reduction variables.
+  using vars = meta::concat<pure_vars, reduction_vars>;
+  /// The loops of the default nest: pure variables then the scheduled reduction's.
+  using loop_vars = meta::concat<pure_vars, scheduled_rvars>;
+
+  Lhs lhs;
+  Rhs rhs;
+
+  definition(const Lhs& l, const Rhs& r) : lhs(l), rhs(r) {
+    check_vars();
+  }
+
+  void print(std::ostream& os) const {
+    lhs.print(os);
+    os << " " << Mode::sym << " ";
+    rhs.print(os);
+  }
+
+ private:
+  static constexpr void check_vars() {
+    meta::for_each_type<reduction_vars>([]<class V>(V*) {
+      static_assert(!meta::contains<pure_vars, V>,
+                    "loom: a reduction variable also indexes the output; reduce over a variable of its own");
+    });
+    meta::for_each_type<typename Rhs::vars>([]<class V>(V*) {
+      static_assert(meta::contains<vars, V>,
+                    "loom: a variable on the right side neither indexes the output nor is bound by a reduction "
+                    "(see the variable named in the instantiation above)");
+    });
+  }
+};
+
+template <class T>
+inline constexpr bool is_definition = false;
+template <class L, class R, class M>
+inline constexpr bool is_definition<definition<L, R, M>> = true;
+
+template <class T>
+concept Definition = is_definition<std::remove_cvref_t<T>>;
+
+}  // namespace loom

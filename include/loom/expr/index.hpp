@@ -1,0 +1,129 @@
+// loom/expr/index.hpp — affine index expressions: sums of variables times integers plus an
+// integer (`x + 1`, `2 * y - 1`, `x + r`). Affine so bounds inference is exact and every access
+// reduces to base + Σ stride_v · v at run time.
+#pragma once
+#include <concepts>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "../core/config.hpp"
+#include "../core/meta.hpp"
+#include "var.hpp"
+
+namespace loom {
+
+namespace detail {
+template <class T>
+struct is_index_expr_impl : std::false_type {};
+}  // namespace detail
+
+template <class T>
+concept IndexExpr = detail::is_index_expr_impl<std::remove_cvref_t<T>>::value;
+
+template <class T>
+concept Integer = std::integral<std::remove_cvref_t<T>> && !std::same_as<std::remove_cvref_t<T>, bool>;
+
+struct index_const {
+  index_t value;
+  using vars = meta::list<>;
+  template <class V>
+  constexpr index_t coef() const { return 0; }
+  constexpr index_t offset() const { return value; }
+  void print(std::ostream& os) const { os << value; }
+};
+
+template <IndexExpr A, IndexExpr B>
+struct index_add {
+  A a;
+  B b;
+  using vars = meta::unique<meta::concat<typename A::vars, typename B::vars>>;
+  template <class V>
+  constexpr index_t coef() const { return a.template coef<V>() + b.template coef<V>(); }
+  constexpr index_t offset() const { return a.offset() + b.offset(); }
+  void print(std::ostream& os) const {
+    a.print(os);
+    std::ostringstream rhs;
+    b.print(rhs);
+    const std::string s = rhs.str();
+    if (!s.empty() && s[0] == '-') os << " - " << s.substr(1);
+    else os << " + " << s;
+  }
+};
+
+template <IndexExpr A>
+struct index_scale {
+  index_t k;
+  A a;
+  using vars = typename A::vars;
+  template <class V>
+  constexpr index_t coef() const { return k * a.template coef<V>(); }
+  constexpr index_t offset() const { return k * a.offset(); }
+  void print(std::ostream& os) const {
+    if (k == -1) os << "-";
+    else os << k << " * ";
+    std::ostringstream inner;
+    a.print(inner);
+    const std::string s = inner.str();
+    const bool compound = s.find(' ') != std::string::npos;
+    os << (compound ? "(" : "") << s << (compound ? ")" : "");
+  }
+};
+
+namespace detail {
+template <char... C>
+struct is_index_expr_impl<var<C...>> : std::true_type {};
+template <>
+struct is_index_expr_impl<index_const> : std::true_type {};
+template <class A, class B>
+struct is_index_expr_impl<index_add<A, B>> : std::true_type {};
+template <class A>
+struct is_index_expr_impl<index_scale<A>> : std::true_type {};
+}  // namespace detail
+
+// Operators build affine forms. They only accept index expressions and integers, so they never
+// compete with the value operators of expression nodes.
+template <IndexExpr A>
+constexpr auto as_index(const A& a) {
+  return a;
+}
+template <Integer I>
+constexpr index_const as_index(I v) {
+  return {static_cast<index_t>(v)};
+}
+
+template <class A, class B>
+concept IndexOperands = (IndexExpr<A> && (IndexExpr<B> || Integer<B>)) || (Integer<A> && IndexExpr<B>);
+
+template <class A, class B>
+  requires IndexOperands<A, B>
+constexpr auto operator+(const A& a, const B& b) {
+  return index_add<decltype(as_index(a)), decltype(as_index(b))>{as_index(a), as_index(b)};
+}
+template <IndexExpr A>
+constexpr auto operator-(const A& a) {
+  return index_scale<A>{-1, a};
+}
+template <class A, class B>
+  requires IndexOperands<A, B>
+constexpr auto operator-(const A& a, const B& b) {
+  return as_index(a) + -as_index(b);
+}
+template <IndexExpr A, Integer I>
+constexpr auto operator*(I k, const A& a) {
+  return index_scale<A>{static_cast<index_t>(k), a};
+}
+template <IndexExpr A, Integer I>
+constexpr auto operator*(const A& a, I k) {
+  return index_scale<A>{static_cast<index_t>(k), a};
+}
+
+template <IndexExpr A>
+std::string to_string(const A& a) {
+  std::ostringstream os;
+  a.print(os);
+  return os.str();
+}
+
+}  // namespace loom

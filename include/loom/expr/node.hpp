@@ -1,0 +1,77 @@
+// loom/expr/node.hpp — what every expression node is: a small value type that evaluates itself
+// at a point, as a scalar (eval) or as W lanes along the vectorized variable (eval_v), and knows
+// its variables, its accesses and how to print itself. The Expr concept is the contract.
+#pragma once
+#include <concepts>
+#include <cstddef>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "../core/meta.hpp"
+#include "../simd/arch.hpp"
+
+namespace loom {
+
+/// Base of every value node (not of index expressions).
+struct expr_node {};
+
+template <class T>
+concept Expr = std::derived_from<std::remove_cvref_t<T>, expr_node>;
+
+template <class T>
+concept Scalar = std::is_arithmetic_v<std::remove_cvref_t<T>> && !std::same_as<std::remove_cvref_t<T>, bool>;
+
+/// How a vectorized loop evaluates: the lane variable, the lane count W, whether every access
+/// along the lane is unit-stride (checked once per run) and whether only `active` lanes are live.
+template <class Lane, std::size_t W, bool Contig, bool Masked>
+struct vmode {
+  using lane = Lane;
+  static constexpr std::size_t width = W;
+  static constexpr bool contiguous = Contig;
+  static constexpr bool masked = Masked;
+  template <class T>
+  using batch = simd::batch<T, W>;
+};
+
+/// The value type of a node (bool for comparisons).
+template <Expr E>
+using value_t = typename std::remove_cvref_t<E>::value_type;
+
+/// A scalar captured by value when the definition is written (a literal or a run-time value).
+template <class T>
+struct constant : expr_node {
+  using value_type = T;
+  using vars = meta::list<>;
+  using reductions = meta::list<>;
+  T value;
+
+  explicit constant(T v) : value(v) {}
+  template <class C>
+  LOOM_INLINE T eval(const C&) const { return value; }
+  template <class VM, class C>
+  LOOM_INLINE auto eval_v(const C&) const { return typename VM::template batch<T>(value); }
+  template <class F>
+  void for_each_access(F&&) {}
+  template <class F>
+  void for_each_access(F&&) const {}
+  void print(std::ostream& os) const { os << +value; }
+};
+
+template <Expr E>
+std::string to_string(const E& e) {
+  std::ostringstream os;
+  e.print(os);
+  return os.str();
+}
+
+namespace detail {
+template <class To, class E>
+constexpr decltype(auto) lift(const E& e) {
+  if constexpr (Expr<E>) return e;
+  else return constant<To>(static_cast<To>(e));
+}
+}  // namespace detail
+
+}  // namespace loom

@@ -1,0 +1,341 @@
+// loom/expr/ops.hpp — elementwise nodes: unary and binary operators, comparisons, select, fma
+// and casts. Each operation is a tag with a scalar and a vector form; the node types are shared.
+#pragma once
+#include <cmath>
+#include <algorithm>
+#include <xsimd/xsimd.hpp>
+
+#include "../simd/math.hpp"
+#include "node.hpp"
+
+namespace loom {
+
+namespace op {
+// Binary arithmetic.
+struct add { static constexpr const char* sym = "+";
+  template <class T> static LOOM_INLINE T apply(const T& a, const T& b) { return a + b; } };
+struct sub { static constexpr const char* sym = "-";
+  template <class T> static LOOM_INLINE T apply(const T& a, const T& b) { return a - b; } };
+struct mul { static constexpr const char* sym = "*";
+  template <class T> static LOOM_INLINE T apply(const T& a, const T& b) { return a * b; } };
+struct div { static constexpr const char* sym = "/";
+  template <class T> static LOOM_INLINE T apply(const T& a, const T& b) { return a / b; } };
+// Binary functions (printed as calls).
+struct min { static constexpr const char* fn = "min";
+  template <class T> static LOOM_INLINE T apply(const T& a, const T& b) {
+    if constexpr (std::is_arithmetic_v<T>) return b < a ? b : a; else return xsimd::min(a, b); } };
+struct max { static constexpr const char* fn = "max";
+  template <class T> static LOOM_INLINE T apply(const T& a, const T& b) {
+    if constexpr (std::is_arithmetic_v<T>) return a < b ? b : a; else return xsimd::max(a, b); } };
+
+// Comparisons.
+struct lt { static constexpr const char* sym = "<";  template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a < b; } };
+struct le { static constexpr const char* sym = "<="; template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a <= b; } };
+struct gt { static constexpr const char* sym = ">";  template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a > b; } };
+struct ge { static constexpr const char* sym = ">="; template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a >= b; } };
+struct eq { static constexpr const char* sym = "=="; template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a == b; } };
+struct ne { static constexpr const char* sym = "!="; template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a != b; } };
+
+// Transcendental functions are evaluated on a vector even in scalar code (one broadcast lane), so
+// every schedule — vectorized, tail, scalar — computes the same function.
+template <class T, class F>
+LOOM_INLINE T via_vector(T x, F f) {
+  return f(xsimd::batch<T, simd::native_arch>(x)).get(0);
+}
+
+struct neg { static constexpr const char* fn = "-";
+  template <class T> static LOOM_INLINE T apply(const T& a) { return -a; } };
+struct abs { static constexpr const char* fn = "abs";
+  template <class T> static LOOM_INLINE T apply(const T& a) {
+    if constexpr (std::is_arithmetic_v<T>) return a < T(0) ? T(-a) : a; else return xsimd::abs(a); } };
+struct sqrt { static constexpr const char* fn = "sqrt";
+  template <class T> static LOOM_INLINE T apply(const T& a) {
+    if constexpr (std::is_arithmetic_v<T>) return std::sqrt(a); else return xsimd::sqrt(a); } };
+struct exp { static constexpr const char* fn = "exp";
+  template <class B> static LOOM_INLINE B vec(const B& a) {
+    if constexpr (std::is_same_v<typename B::value_type, float>) return simd::fast_exp(a); else return xsimd::exp(a); }
+  template <class T> static LOOM_INLINE T apply(const T& a) {
+    if constexpr (std::is_arithmetic_v<T>) return via_vector(a, [](auto b) { return vec(b); }); else return vec(a); } };
+struct log { static constexpr const char* fn = "log";
+  template <class T> static LOOM_INLINE T apply(const T& a) {
+    if constexpr (std::is_arithmetic_v<T>) return via_vector(a, [](auto b) { return xsimd::log(b); }); else return xsimd::log(a); } };
+struct tanh { static constexpr const char* fn = "tanh";
+  template <class T> static LOOM_INLINE T apply(const T& a) {
+    if constexpr (std::is_arithmetic_v<T>) return via_vector(a, [](auto b) { return xsimd::tanh(b); }); else return xsimd::tanh(a); } };
+struct sigmoid { static constexpr const char* fn = "sigmoid";
+  template <class B> static LOOM_INLINE B vec(const B& a) {
+    if constexpr (std::is_same_v<typename B::value_type, float>) return simd::fast_sigmoid(a);
+    else return B(1) / (B(1) + xsimd::exp(-a)); }
+  template <class T> static LOOM_INLINE T apply(const T& a) {
+    if constexpr (std::is_arithmetic_v<T>) return via_vector(a, [](auto b) { return vec(b); }); else return vec(a); } };
+}  // namespace op
+
+template <class T>
+inline constexpr bool is_float_op = std::is_floating_point_v<T>;
+
+template <class Op, Expr A>
+struct unary : expr_node {
+  using value_type = value_t<A>;
+  using vars = typename A::vars;
+  using reductions = typename A::reductions;
+  A a;
+  explicit unary(const A& a_) : a(a_) {}
+  template <class C>
+  LOOM_INLINE value_type eval(const C& c) const { return Op::apply(a.eval(c)); }
+  template <class VM, class C>
+  LOOM_INLINE auto eval_v(const C& c) const { return Op::apply(a.template eval_v<VM>(c)); }
+  template <class F> void for_each_access(F&& f) { a.for_each_access(f); }
+  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); }
+  void print(std::ostream& os) const {
+    os << Op::fn << (std::is_same_v<Op, op::neg> ? "" : "(");
+    a.print(os);
+    if (!std::is_same_v<Op, op::neg>) os << ")";
+  }
+};
+
+template <class Op, Expr A, Expr B>
+struct binary : expr_node {
+  static_assert(std::is_same_v<value_t<A>, value_t<B>>,
+                "loom: the two operands have different element types; convert one with loom::cast<T>(e)");
+  using value_type = value_t<A>;
+  using vars = meta::unique<meta::concat<typename A::vars, typename B::vars>>;
+  using reductions = meta::concat<typename A::reductions, typename B::reductions>;
+  A a;
+  B b;
+  binary(const A& a_, const B& b_) : a(a_), b(b_) {}
+  template <class C>
+  LOOM_INLINE value_type eval(const C& c) const { return Op::apply(a.eval(c), b.eval(c)); }
+  template <class VM, class C>
+  LOOM_INLINE auto eval_v(const C& c) const { return Op::apply(a.template eval_v<VM>(c), b.template eval_v<VM>(c)); }
+  template <class F> void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); }
+  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); }
+  void print(std::ostream& os) const {
+    if constexpr (requires { Op::sym; }) {
+      os << "(";
+      a.print(os);
+      os << " " << Op::sym << " ";
+      b.print(os);
+      os << ")";
+    } else {
+      os << Op::fn << "(";
+      a.print(os);
+      os << ", ";
+      b.print(os);
+      os << ")";
+    }
+  }
+};
+
+/// A comparison: bool as a scalar, a lane mask as a vector.
+template <class Op, Expr A, Expr B>
+struct compare : expr_node {
+  static_assert(std::is_same_v<value_t<A>, value_t<B>>,
+                "loom: compared operands have different element types; convert one with loom::cast<T>(e)");
+  using value_type = bool;
+  using operand_type = value_t<A>;
+  using vars = meta::unique<meta::concat<typename A::vars, typename B::vars>>;
+  using reductions = meta::concat<typename A::reductions, typename B::reductions>;
+  A a;
+  B b;
+  compare(const A& a_, const B& b_) : a(a_), b(b_) {}
+  template <class C>
+  LOOM_INLINE bool eval(const C& c) const { return Op::apply(a.eval(c), b.eval(c)); }
+  template <class VM, class C>
+  LOOM_INLINE auto eval_v(const C& c) const { return Op::apply(a.template eval_v<VM>(c), b.template eval_v<VM>(c)); }
+  template <class F> void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); }
+  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); }
+  void print(std::ostream& os) const {
+    os << "(";
+    a.print(os);
+    os << " " << Op::sym << " ";
+    b.print(os);
+    os << ")";
+  }
+};
+
+template <Expr Cond, Expr A, Expr B>
+struct select_node : expr_node {
+  static_assert(std::is_same_v<value_t<Cond>, bool>, "loom::select(cond, a, b): cond must be a comparison");
+  static_assert(std::is_same_v<value_t<A>, value_t<B>>,
+                "loom::select(cond, a, b): a and b have different element types; convert one with loom::cast<T>(e)");
+  static_assert(sizeof(typename Cond::operand_type) == sizeof(value_t<A>),
+                "loom::select(cond, a, b): the comparison's operands and a/b must have element types of the same size");
+  using value_type = value_t<A>;
+  using vars = meta::unique<meta::concat<typename Cond::vars, typename A::vars, typename B::vars>>;
+  using reductions = meta::concat<typename Cond::reductions, typename A::reductions, typename B::reductions>;
+  Cond cond;
+  A a;
+  B b;
+  select_node(const Cond& c_, const A& a_, const B& b_) : cond(c_), a(a_), b(b_) {}
+  template <class C>
+  LOOM_INLINE value_type eval(const C& c) const { return cond.eval(c) ? a.eval(c) : b.eval(c); }
+  template <class VM, class C>
+  LOOM_INLINE auto eval_v(const C& c) const {
+    using BT = typename VM::template batch<value_type>;
+    auto m = cond.template eval_v<VM>(c);
+    if constexpr (std::is_same_v<typename Cond::operand_type, value_type>)
+      return xsimd::select(m, a.template eval_v<VM>(c), b.template eval_v<VM>(c));
+    else
+      return xsimd::select(xsimd::bool_cast(m), a.template eval_v<VM>(c), b.template eval_v<VM>(c));
+    (void)sizeof(BT);
+  }
+  template <class F> void for_each_access(F&& f) { cond.for_each_access(f); a.for_each_access(f); b.for_each_access(f); }
+  template <class F> void for_each_access(F&& f) const { cond.for_each_access(f); a.for_each_access(f); b.for_each_access(f); }
+  void print(std::ostream& os) const {
+    os << "select(";
+    cond.print(os);
+    os << ", ";
+    a.print(os);
+    os << ", ";
+    b.print(os);
+    os << ")";
+  }
+};
+
+template <Expr A, Expr B, Expr Cc>
+struct fma_node : expr_node {
+  static_assert(std::is_same_v<value_t<A>, value_t<B>> && std::is_same_v<value_t<A>, value_t<Cc>>,
+                "loom::fma(a, b, c): operands have different element types; convert with loom::cast<T>(e)");
+  using value_type = value_t<A>;
+  using vars = meta::unique<meta::concat<typename A::vars, typename B::vars, typename Cc::vars>>;
+  using reductions = meta::concat<typename A::reductions, typename B::reductions, typename Cc::reductions>;
+  A a;
+  B b;
+  Cc c3;
+  fma_node(const A& a_, const B& b_, const Cc& c_) : a(a_), b(b_), c3(c_) {}
+  template <class C>
+  LOOM_INLINE value_type eval(const C& c) const {
+    if constexpr (std::is_floating_point_v<value_type>) return std::fma(a.eval(c), b.eval(c), c3.eval(c));
+    else return a.eval(c) * b.eval(c) + c3.eval(c);
+  }
+  template <class VM, class C>
+  LOOM_INLINE auto eval_v(const C& c) const {
+    return xsimd::fma(a.template eval_v<VM>(c), b.template eval_v<VM>(c), c3.template eval_v<VM>(c));
+  }
+  template <class F> void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); c3.for_each_access(f); }
+  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); c3.for_each_access(f); }
+  void print(std::ostream& os) const {
+    os << "fma(";
+    a.print(os);
+    os << ", ";
+    b.print(os);
+    os << ", ";
+    c3.print(os);
+    os << ")";
+  }
+};
+
+template <class To, Expr A>
+struct cast_node : expr_node {
+  using value_type = To;
+  using vars = typename A::vars;
+  using reductions = typename A::reductions;
+  A a;
+  explicit cast_node(const A& a_) : a(a_) {}
+  template <class C>
+  LOOM_INLINE To eval(const C& c) const { return static_cast<To>(a.eval(c)); }
+  template <class VM, class C>
+  LOOM_INLINE auto eval_v(const C& c) const {
+    static_assert(sizeof(To) == sizeof(value_t<A>),
+                  "loom::cast<T>: vectorized casts need element types of the same size (float<->int32, "
+                  "double<->int64); schedule this definition without vectorize");
+    if constexpr (std::is_same_v<To, value_t<A>>) return a.template eval_v<VM>(c);
+    else return xsimd::batch_cast<To>(a.template eval_v<VM>(c));
+  }
+  template <class F> void for_each_access(F&& f) { a.for_each_access(f); }
+  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); }
+  void print(std::ostream& os) const {
+    os << "cast<" << (std::is_same_v<To, float> ? "float" : std::is_same_v<To, double> ? "double" : std::is_same_v<To, int> ? "int32" : "T") << ">(";
+    a.print(os);
+    os << ")";
+  }
+};
+
+// ---- Operators and functions. Scalars are lifted to the other operand's element type. ----
+
+template <class A, class B>
+concept ValueOperands = (Expr<A> && (Expr<B> || Scalar<B>)) || (Scalar<A> && Expr<B>);
+
+namespace detail {
+template <class A, class B>
+using operand_value_t = std::conditional_t<Expr<A>, value_t<std::conditional_t<Expr<A>, A, B>>,
+                                           value_t<std::conditional_t<Expr<B>, B, A>>>;
+template <class Op, class A, class B>
+constexpr auto make_binary(const A& a, const B& b) {
+  using T = operand_value_t<A, B>;
+  auto la = lift<T>(a);
+  auto lb = lift<T>(b);
+  return binary<Op, decltype(la), decltype(lb)>(la, lb);
+}
+template <class Op, class A, class B>
+constexpr auto make_compare(const A& a, const B& b) {
+  using T = operand_value_t<A, B>;
+  auto la = lift<T>(a);
+  auto lb = lift<T>(b);
+  return compare<Op, decltype(la), decltype(lb)>(la, lb);
+}
+}  // namespace detail
+
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator+(const A& a, const B& b) { return detail::make_binary<op::add>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator-(const A& a, const B& b) { return detail::make_binary<op::sub>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator*(const A& a, const B& b) { return detail::make_binary<op::mul>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator/(const A& a, const B& b) { return detail::make_binary<op::div>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto min(const A& a, const B& b) { return detail::make_binary<op::min>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto max(const A& a, const B& b) { return detail::make_binary<op::max>(a, b); }
+
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator<(const A& a, const B& b) { return detail::make_compare<op::lt>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator<=(const A& a, const B& b) { return detail::make_compare<op::le>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator>(const A& a, const B& b) { return detail::make_compare<op::gt>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator>=(const A& a, const B& b) { return detail::make_compare<op::ge>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator==(const A& a, const B& b) { return detail::make_compare<op::eq>(a, b); }
+template <class A, class B> requires ValueOperands<A, B>
+constexpr auto operator!=(const A& a, const B& b) { return detail::make_compare<op::ne>(a, b); }
+
+template <Expr A> constexpr auto operator-(const A& a) { return unary<op::neg, A>(a); }
+template <Expr A> constexpr auto abs(const A& a) { return unary<op::abs, A>(a); }
+template <Expr A> constexpr auto sqrt(const A& a) { return unary<op::sqrt, A>(a); }
+template <Expr A> constexpr auto exp(const A& a) { return unary<op::exp, A>(a); }
+template <Expr A> constexpr auto log(const A& a) { return unary<op::log, A>(a); }
+template <Expr A> constexpr auto tanh(const A& a) { return unary<op::tanh, A>(a); }
+template <Expr A> constexpr auto sigmoid(const A& a) { return unary<op::sigmoid, A>(a); }
+
+/// select(cond, a, b): a where cond holds, else b (both evaluated; no branch).
+template <Expr Cond, class A, class B>
+  requires(Expr<A> || Expr<B>)
+constexpr auto select(const Cond& c, const A& a, const B& b) {
+  using T = detail::operand_value_t<A, B>;
+  auto la = detail::lift<T>(a);
+  auto lb = detail::lift<T>(b);
+  return select_node<Cond, decltype(la), decltype(lb)>(c, la, lb);
+}
+
+/// fma(a, b, c) = a * b + c with one rounding.
+template <class A, class B, class Cc>
+  requires(Expr<A> || Expr<B> || Expr<Cc>)
+constexpr auto fma(const A& a, const B& b, const Cc& c) {
+  using T = std::conditional_t<Expr<A>, A, std::conditional_t<Expr<B>, B, Cc>>;
+  using V = value_t<T>;
+  auto la = detail::lift<V>(a);
+  auto lb = detail::lift<V>(b);
+  auto lc = detail::lift<V>(c);
+  return fma_node<decltype(la), decltype(lb), decltype(lc)>(la, lb, lc);
+}
+
+/// cast<T>(e): converts the element type.
+template <class To, Expr A>
+constexpr auto cast(const A& a) {
+  return cast_node<To, A>(a);
+}
+
+}  // namespace loom

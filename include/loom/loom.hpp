@@ -1,0 +1,17 @@
+// loom/loom.hpp — everything a user needs. Read top to bottom, it is the architecture:
+#pragma once
+
+#include "core/config.hpp"    // index_t (64-bit), attributes
+#include "core/error.hpp"     // loom::error, bounds_error, shape_error, alias_error
+#include "core/extents.hpp"   // static/dynamic extents
+#include "core/tensor.hpp"    // Tensor (owning), TensorView (any strides), view()
+
+#include "expr/var.hpp"         // Var<"name">, loom::vars::{i, j, k, ...}, outer/inner/fused
+#include "expr/index.hpp"       // affine index expressions: x + 1, 2 * y - 1
+#include "expr/ops.hpp"         // + - * /, comparisons, select, min/max/abs/sqrt/exp/log/tanh/sigmoid, fma, cast
+#include "expr/reduce.hpp"      // sum, product, maximum, minimum
+#include "expr/definition.hpp"  // out(i, j) = e, out(i, j) += e
+
+#include "schedule/directives.hpp"  // split, tile, reorder, fuse, unroll, vectorize, parallel, tails
+
+#include "run.hpp"  // loom::run, loom::print_loop_nest

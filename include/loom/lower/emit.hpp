@@ -1,0 +1,168 @@
+// loom/lower/emit.hpp — emits a plan's loop nest: recursive templates over the loop list, one
+// `if constexpr` branch per loop kind, lanes as xsimd batches, parallel loops under OpenMP.
+// Everything inlines into one function per (definition, schedule); nothing is interpreted.
+#pragma once
+#include <utility>
+
+#include "../expr/reduce.hpp"
+#include "../simd/memory.hpp"
+#include "plan.hpp"
+#include "state.hpp"
+
+// See simd/arch.hpp: GCC 12's false -Wmaybe-uninitialized from its AVX-512 headers is reported
+// along the inlining stack, so it is silenced where the nest inlines them too.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace loom::lower {
+
+template <class Mode>
+inline constexpr bool is_vmode = requires { Mode::width; };
+
+template <class Plan>
+struct emitter {
+  using splits = typename Plan::splits;
+  using T = typename Plan::T;
+  using state = loop_state<typename Plan::def::vars, splits::size>;
+
+  // ---- a loop's iteration domain [lo, lo + n) and what one iteration does ----
+  template <class Y>
+  struct ops;
+
+  template <class Y>
+  static LOOM_INLINE index_t dom_lo(const state& s) { return ops<Y>::lo(s); }
+  template <class Y>
+  static LOOM_INLINE index_t dom_n(const state& s) { return ops<Y>::n(s); }
+  template <class Y>
+  static LOOM_INLINE void act(state& s, index_t t) { ops<Y>::act(s, t); }
+
+  template <char... C>
+  struct ops<var<C...>> {  // a variable: iterating sets its value
+    static LOOM_INLINE index_t lo(const state&) { return 0; }
+    static LOOM_INLINE index_t n(const state& s) { return s.template extent<var<C...>>(); }
+    static LOOM_INLINE void act(state& s, index_t t) { s.template set<var<C...>>(t); }
+  };
+  template <class P>
+  struct ops<outer_loop<P>> {  // blocks of P: iterating sets the range of inner<P>
+    using S = sched::split_of<splits, P>;
+    static constexpr index_t F = S::factor;
+    static constexpr std::size_t slot = sched::split_slot<splits, P>;
+    static LOOM_INLINE index_t lo(const state&) { return 0; }
+    static LOOM_INLINE index_t n(const state& s) { return (dom_n<P>(s) + F - 1) / F; }
+    static LOOM_INLINE void act(state& s, index_t t) {
+      const index_t pn = dom_n<P>(s);
+      index_t start = t * F;
+      index_t cnt = pn - start < F ? pn - start : F;
+      if constexpr (std::is_same_v<typename S::tail_type, tail::shift_inwards>) {
+        if (cnt < F && pn >= F) {  // the last block moves back and recomputes F - cnt points
+          start = pn - F;
+          cnt = F;
+        }
+      }
+      s.lo[slot] = dom_lo<P>(s) + start;
+      s.n[slot] = cnt;
+    }
+  };
+  template <class P>
+  struct ops<inner_loop<P>> {  // within a block: iterating is iterating P
+    static constexpr std::size_t slot = sched::split_slot<splits, P>;
+    static LOOM_INLINE index_t lo(const state& s) { return s.lo[slot]; }
+    static LOOM_INLINE index_t n(const state& s) { return s.n[slot]; }
+    static LOOM_INLINE void act(state& s, index_t t) { emitter::act<P>(s, t); }
+  };
+  template <class A, class B>
+  struct ops<fused_loop<A, B>> {  // both loops in one: t = a * n_B + b
+    static LOOM_INLINE index_t lo(const state&) { return 0; }
+    static LOOM_INLINE index_t n(const state& s) { return dom_n<A>(s) * dom_n<B>(s); }
+    static LOOM_INLINE void act(state& s, index_t t) {
+      const index_t nb = dom_n<B>(s);
+      emitter::act<A>(s, dom_lo<A>(s) + t / nb);
+      emitter::act<B>(s, dom_lo<B>(s) + t % nb);
+    }
+  };
+
+  template <class Y>
+  using tail_of = typename sched::split_of<splits, typename sched::inner_parent<Y>::type>::tail_type;
+
+  template <bool Contig, bool Masked>
+  using vector_mode = vmode<typename Plan::lane, Plan::width, Contig, Masked>;
+
+  // ---- the walk: loops at positions Pos..., then leaf.template at<Mode, Blk>(s) ----
+  template <class Mode, index_t Blk, class Leaf>
+  static LOOM_INLINE void walk(std::index_sequence<>, state& s, Leaf& leaf) {
+    leaf.template at<Mode, Blk>(s);
+  }
+
+  template <class Mode, index_t Blk, class Leaf, std::size_t P, std::size_t... Rest>
+  static LOOM_INLINE void walk(std::index_sequence<P, Rest...>, state& s, Leaf& leaf) {
+    using D = meta::at<typename Plan::loops, P>;
+    using Y = typename D::id;
+    constexpr auto rest = std::index_sequence<Rest...>{};
+    const index_t lo = dom_lo<Y>(s);
+    const index_t n = dom_n<Y>(s);
+    if constexpr (D::kind == loop_kind::vectorized) {                        // lanes
+      constexpr index_t W = index_t(Plan::width);
+      act<Y>(s, lo);
+      if (n == W) {
+        walk<vector_mode<Mode::contiguous, false>, Blk>(rest, s, leaf);
+      } else if (n > 0) {
+        if constexpr (std::is_same_v<tail_of<Y>, tail::guard>) {            //   scalar epilogue
+          for (index_t t = 0; t < n; ++t) {
+            act<Y>(s, lo + t);
+            walk<Mode, Blk>(rest, s, leaf);
+          }
+        } else {                                                             //   masked (or a shift with too few points)
+          s.active = n;
+          walk<vector_mode<Mode::contiguous, true>, Blk>(rest, s, leaf);
+        }
+      }
+    } else if constexpr (D::kind == loop_kind::unrolled || Plan::template block_loop<P>) {  // unrolled
+      constexpr index_t F = Plan::template trip_of<P>;
+      constexpr index_t stride = Plan::template block_stride<P>;
+      [&]<index_t... U>(std::integer_sequence<index_t, U...>) {
+        ((U < n ? (act<Y>(s, lo + U), walk<Mode, Blk + U * stride>(rest, s, leaf)) : void()), ...);
+      }(std::make_integer_sequence<index_t, F>{});
+    } else if constexpr (D::kind == loop_kind::parallel) {                   // OpenMP
+      const bool go = n > 1 && leaf.points >= D::min_points;
+      LOOM_PRAGMA(omp parallel for schedule(static) if (go))
+      for (index_t t = 0; t < n; ++t) {
+        state st = s;
+        Leaf lf = leaf;
+        act<Y>(st, lo + t);
+        walk<Mode, Blk>(rest, st, lf);
+      }
+    } else {                                                                 // serial
+      for (index_t t = 0; t < n; ++t) {
+        act<Y>(s, lo + t);
+        walk<Mode, Blk>(rest, s, leaf);
+      }
+    }
+  }
+
+  // ---- position lists ----
+  template <std::size_t Begin, std::size_t End>
+  static constexpr auto range_seq() {
+    return []<std::size_t... I>(std::index_sequence<I...>) { return std::index_sequence<(Begin + I)...>{}; }(
+        std::make_index_sequence<End - Begin>{});
+  }
+  template <std::size_t... P>
+  static constexpr auto pure_only(std::index_sequence<P...>) {
+    constexpr std::size_t n = ((Plan::template is_pure_at<P> ? 1 : 0) + ... + 0);
+    constexpr auto arr = [] {
+      std::array<std::size_t, n + 1> a{};
+      std::size_t k = 0;
+      ((Plan::template is_pure_at<P> ? (void)(a[k++] = P) : void()), ...);
+      return a;
+    }();
+    return [&]<std::size_t... I>(std::index_sequence<I...>) { return std::index_sequence<arr[I]...>{}; }(
+        std::make_index_sequence<n>{});
+  }
+};
+
+}  // namespace loom::lower
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

@@ -1,0 +1,178 @@
+// loom/lower/plan.hpp — a definition and a schedule become a checked plan: the loop nest after
+// every directive, each split's tail strategy made concrete, and where the reduction's
+// accumulators live. Everything here is compile time; a schedule that cannot be emitted
+// correctly stops the build with a static_assert that names the fix.
+#pragma once
+#include "../expr/definition.hpp"
+#include "../schedule/nest.hpp"
+
+namespace loom {
+
+/// Where a scheduled reduction accumulates.
+enum class accumulation {
+  none,           // no reduction loops in the nest: one store per point
+  registers,      // a block of accumulators (scalars or vectors) held across the reduction loops
+  into_output     // the output is the accumulator (reduction loops outside non-constant pure loops)
+};
+
+template <class Def, class Sched>
+struct plan {
+  using def = Def;
+  using T = typename Def::value_type;
+  using built = typename sched::apply_all<typename sched::initial<typename Def::loop_vars>::type, Sched, T>::type;
+  using loops = typename built::loops;
+  using raw_splits = typename built::splits;
+  using loop_ids = sched::ids<loops>;
+  using pure = typename Def::pure_vars;
+  using rvars = typename Def::scheduled_rvars;
+  static constexpr std::size_t N = loops::size;
+
+  template <std::size_t P>
+  using loop_at = meta::at<loops, P>;
+  template <std::size_t P>
+  static constexpr bool is_pure_at = sched::all_roots_in<typename loop_at<P>::id, pure>;
+  template <std::size_t P>
+  static constexpr bool is_red_at = sched::all_roots_in<typename loop_at<P>::id, rvars>;
+
+  template <class F>
+  static constexpr std::size_t count_if(F f) {
+    return [&]<std::size_t... P>(std::index_sequence<P...>) {
+      return (std::size_t{f(std::integral_constant<std::size_t, P>{})} + ... + 0);
+    }(std::make_index_sequence<N>{});
+  }
+  template <class F>
+  static constexpr std::size_t first_if(F f) {
+    std::size_t r = N;
+    [&]<std::size_t... P>(std::index_sequence<P...>) {
+      ((r == N && f(std::integral_constant<std::size_t, P>{}) ? (void)(r = P) : void()), ...);
+    }(std::make_index_sequence<N>{});
+    return r;
+  }
+
+  static constexpr std::size_t vec_pos = first_if([](auto p) { return loop_at<p>::kind == loop_kind::vectorized; });
+  static constexpr std::size_t par_pos = first_if([](auto p) { return loop_at<p>::kind == loop_kind::parallel; });
+  static constexpr bool vectorized = vec_pos < N;
+  static constexpr bool parallelized = par_pos < N;
+  /// First loop over a reduction variable: the reduction's accumulators live from here in.
+  static constexpr std::size_t red_pos = first_if([](auto p) { return is_red_at<p>; });
+
+  // ---- checks that need the whole nest ----
+  static_assert(count_if([](auto p) { return !is_pure_at<p> && !is_red_at<p>; }) == 0,
+                "loom::fuse: cannot fuse a pure loop with a reduction loop");
+  static_assert(count_if([](auto p) { return loop_at<p>::kind == loop_kind::vectorized; }) <= 1,
+                "loom::vectorize: only one loop can be vectorized");
+  static_assert(count_if([](auto p) { return loop_at<p>::kind == loop_kind::parallel; }) <= 1,
+                "loom::parallel: only one loop can be parallel (fuse<> two loops to parallelize both)");
+  static_assert(!parallelized || is_pure_at<(parallelized ? par_pos : 0)>,
+                "loom::parallel<V>: V iterates a reduction variable; threads would race on the accumulator. "
+                "Parallelize a loop over the output's variables instead");
+  static_assert(!parallelized || !vectorized || par_pos < vec_pos,
+                "loom::parallel<V>: a parallel loop cannot be inside the vectorized loop");
+  static_assert(!parallelized || par_pos < red_pos,
+                "loom::parallel<V>: the parallel loop must be outside the reduction's loops (reorder it outwards)");
+
+  using lane = std::conditional_t<vectorized, meta::at<sched::roots_t<typename meta::at<meta::concat<loops, meta::list<loop_desc<void>>>, vec_pos>::id>, 0>, void>;
+  static constexpr bool lane_is_reduction = vectorized && meta::contains<rvars, lane>;
+  static constexpr std::size_t width = [] {
+    if constexpr (vectorized) {
+      using P = typename sched::inner_parent<typename loop_at<vec_pos>::id>::type;
+      return std::size_t(sched::split_of<raw_splits, P>::factor);
+    } else {
+      return std::size_t{1};
+    }
+  }();
+
+  // ---- ordering: outer<P> outside every loop descending from inner<P> ----
+  template <class Y>
+  static constexpr std::size_t pos_of_descendant = first_if([](auto p) { return sched::descends<typename loop_at<p>::id, Y>::value; });
+  static constexpr bool order_ok = []<class... S>(meta::list<S...>*) {
+    return ((pos_of_descendant<outer_loop<typename S::parent>> < pos_of_descendant<inner_loop<typename S::parent>>) && ...);
+  }(static_cast<raw_splits*>(nullptr));
+  static_assert(order_ok, "loom::reorder: an outer<V> loop must stay outside every loop of its inner<V>");
+
+  // ---- where the reduction accumulates ----
+  template <std::size_t P>
+  static constexpr bool static_trip = sched::is_inner<typename loop_at<P>::id>;
+  static constexpr bool region_pure_static =
+      count_if([](auto p) { return p >= red_pos && is_pure_at<p> && !static_trip<p>; }) == 0;
+  static constexpr accumulation acc_kind =
+      red_pos == N ? accumulation::none : region_pure_static ? accumulation::registers : accumulation::into_output;
+  static constexpr bool rhs_is_bare_reduction = is_reduce<typename Def::rhs_type>;
+  static_assert(acc_kind != accumulation::into_output || rhs_is_bare_reduction,
+                "loom: this schedule puts a reduction loop outside a pure loop of non-constant trip count, which "
+                "makes the output the accumulator; that needs the right side to be the reduction alone. Move the "
+                "reduction loops inwards, or split/unroll/vectorize the pure loops inside them");
+  static constexpr bool into_output_ok = [] {
+    if constexpr (acc_kind == accumulation::into_output) {
+      return std::is_same_v<typename Def::mode, assign_set> || std::is_same_v<typename Def::rhs_type::op_type, red::sum>;
+    } else {
+      return true;
+    }
+  }();
+  static_assert(into_output_ok, "loom: `out += maximum/minimum/product(...)` cannot use the output as accumulator; move the reduction loops inwards");
+
+  /// A loop inside the reduction that gets its own accumulators: constant-trip pure loops, and
+  /// unrolled reduction loops (separate partial results break the dependency chain).
+  template <std::size_t P>
+  static constexpr bool block_loop = acc_kind == accumulation::registers && P >= red_pos &&
+                                     loop_at<P>::kind != loop_kind::vectorized &&
+                                     ((is_pure_at<P> && static_trip<P>) || (is_red_at<P> && loop_at<P>::kind == loop_kind::unrolled));
+  template <std::size_t P>
+  static constexpr index_t trip_of = [] {
+    if constexpr (sched::is_inner<typename loop_at<P>::id>)
+      return sched::split_of<raw_splits, typename sched::inner_parent<typename loop_at<P>::id>::type>::factor;
+    else
+      return index_t{1};
+  }();
+  // Layout: acc[pure_index * red_block + red_index], each part row-major over its loops.
+  template <bool Pure>
+  static constexpr auto block_strides = [] {
+    std::array<index_t, N + 1> st{};
+    index_t s = 1;
+    [&]<std::size_t... P>(std::index_sequence<P...>) {
+      ((block_loop<N - 1 - P> && is_pure_at<N - 1 - P> == Pure ? (st[N - 1 - P] = s, s *= trip_of<N - 1 - P>) : 0), ...);
+    }(std::make_index_sequence<N>{});
+    st[N] = s;
+    return st;
+  }();
+  static constexpr index_t red_block = block_strides<false>[N];
+  static constexpr index_t pure_block = block_strides<true>[N];
+  static constexpr index_t block_size = red_block * pure_block;
+  template <std::size_t P>
+  static constexpr index_t block_stride = !block_loop<P> ? 0 : is_pure_at<P> ? block_strides<true>[P] * red_block : block_strides<false>[P];
+  static_assert(block_size <= 64,
+                "loom: the reduction's accumulator block (constant-trip loops inside the reduction) exceeds 64 "
+                "registers; use smaller split/unroll factors inside the reduction loops");
+
+  // ---- tails ----
+  template <class S>
+  struct resolve_tail {
+    using P = typename S::parent;
+    static constexpr std::size_t inner_pos = pos_of_descendant<inner_loop<P>>;
+    static constexpr std::size_t outer_pos = pos_of_descendant<outer_loop<P>>;
+    static constexpr bool is_vector = vectorized && inner_pos == vec_pos;
+    static constexpr bool pure_split = sched::all_roots_in<P, pure>;
+    static constexpr bool shift_legal = std::is_same_v<typename Def::mode, assign_set> && pure_split &&
+                                        acc_kind != accumulation::into_output &&
+                                        !(parallelized && par_pos >= outer_pos && par_pos < inner_pos);
+    using Tail = typename S::tail_type;
+    static_assert(!std::is_same_v<Tail, tail::shift_inwards> || shift_legal,
+                  "loom: tail::shift_inwards is illegal here: it recomputes points, which is wrong for `+=`, for "
+                  "reduction variables, when the output is the accumulator, or across a parallel loop. Use tail::guard");
+    static_assert(!std::is_same_v<Tail, tail::masked> || is_vector, "loom: tail::masked applies to vectorized loops only");
+    static constexpr bool in_region = acc_kind == accumulation::registers && is_vector && inner_pos >= red_pos;
+    using automatic = std::conditional_t<shift_legal, tail::shift_inwards, std::conditional_t<is_vector, tail::masked, tail::guard>>;
+    using chosen = std::conditional_t<std::is_same_v<Tail, tail::automatic>, automatic, Tail>;
+    // A scalar epilogue cannot feed vector accumulators: inside the reduction, guard runs masked.
+    using type = split_desc<P, S::factor, std::conditional_t<in_region && std::is_same_v<chosen, tail::guard>, tail::masked, chosen>>;
+  };
+  template <class L>
+  struct resolve_all;
+  template <class... S>
+  struct resolve_all<meta::list<S...>> {
+    using type = meta::list<typename resolve_tail<S>::type...>;
+  };
+  using splits = typename resolve_all<raw_splits>::type;
+};
+
+}  // namespace loom

@@ -1,0 +1,101 @@
+// loom/lower/print.hpp — print_loop_nest: the loop nest a schedule emits, as readable
+// pseudo-code (Halide's "equivalent C"), so a compile-time schedule can be seen.
+#pragma once
+#include <sstream>
+#include <string>
+
+#include "find_reduction.hpp"
+#include "plan.hpp"
+
+namespace loom::lower {
+
+template <class Plan>
+struct printer {
+  using splits = typename Plan::splits;
+
+  template <class Y>
+  struct desc {
+    static std::string range() { return "[0, " + Y::name() + ".extent)"; }
+    static std::string note() { return ""; }
+  };
+  template <class P>
+  struct desc<outer_loop<P>> {
+    using S = sched::split_of<splits, P>;
+    static std::string range() { return "[0, ceil(" + P::name() + ".extent / " + std::to_string(S::factor) + "))"; }
+    static std::string note() { return ""; }
+  };
+  template <class P>
+  struct desc<inner_loop<P>> {
+    using S = sched::split_of<splits, P>;
+    static std::string range() { return "[0, " + std::to_string(S::factor) + ")"; }
+    static std::string note() { return std::string("  // tail: ") + S::tail_type::name; }
+  };
+  template <class A, class B>
+  struct desc<fused_loop<A, B>> {
+    static std::string range() { return "[0, " + A::name() + ".extent * " + B::name() + ".extent)"; }
+    static std::string note() { return ""; }
+  };
+
+  template <std::size_t P>
+  static std::string line() {
+    using D = meta::at<typename Plan::loops, P>;
+    using Y = typename D::id;
+    std::string kind = D::kind == loop_kind::vectorized ? "vectorized "
+                       : D::kind == loop_kind::unrolled ? "unrolled "
+                       : D::kind == loop_kind::parallel ? "parallel "
+                                                        : "";
+    if (D::kind == loop_kind::serial && Plan::template block_loop<P>) kind = "unrolled ";
+    std::string s = kind + "for " + Y::name() + " in " + desc<Y>::range() + ":";
+    if constexpr (D::kind == loop_kind::vectorized) s += "  // " + std::to_string(Plan::width) + " lanes";
+    return s + desc<Y>::note();
+  }
+
+  template <class Def>
+  static std::string print(const Def& d) {
+    std::ostringstream os;
+    std::string ind;
+    auto open = [&](std::string s) {
+      os << ind << s << "\n";
+      ind += "  ";
+    };
+    std::ostringstream out_s, rhs_s;
+    d.lhs.print(out_s);
+    d.rhs.print(rhs_s);
+    const std::string out = out_s.str(), rhs = rhs_s.str(), assign = Def::mode::sym;
+    constexpr std::size_t R = Plan::acc_kind == accumulation::none ? Plan::N : Plan::red_pos;
+    if constexpr (Plan::acc_kind == accumulation::into_output) {
+      if constexpr (std::is_same_v<typename Def::mode, assign_set>) os << out << " = identity for all points\n";
+    }
+    [&]<std::size_t... P>(std::index_sequence<P...>) { (open(line<P>()), ...); }(std::make_index_sequence<R>{});
+    if constexpr (Plan::acc_kind == accumulation::none) {
+      os << ind << out << " " << assign << " " << rhs << "\n";
+    } else {
+      std::ostringstream body_s;
+      scheduled_body(d.rhs).print(body_s);
+      if constexpr (Plan::acc_kind == accumulation::registers) {
+        const std::string acc_t = Plan::vectorized ? "vector" : "scalar";
+        os << ind << "acc[" << Plan::block_size << "] = identity  // " << acc_t << " accumulators in registers\n";
+        const std::string base = ind;
+        [&]<std::size_t... P>(std::index_sequence<P...>) { (open(line<Plan::red_pos + P>()), ...); }(
+            std::make_index_sequence<Plan::N - Plan::red_pos>{});
+        os << ind << "acc[block] = combine(acc[block], " << body_s.str() << ")\n";
+        ind = base;
+        os << ind << "for each output point of the block:"
+           << (Plan::lane_is_reduction ? "  // lanes combined horizontally" : "") << "\n";
+        os << ind << "  " << out << " " << assign << " " << rhs << "  // with the reduction's value = combined acc\n";
+      } else {
+        [&]<std::size_t... P>(std::index_sequence<P...>) { (open(line<R + P>()), ...); }(
+            std::make_index_sequence<Plan::N - R>{});
+        os << ind << out << " = combine(" << out << ", " << body_s.str() << ")\n";
+      }
+    }
+    return os.str();
+  }
+
+  template <class E>
+  static const auto& scheduled_body(const E& e) {
+    return scheduled_reduction(e).body;
+  }
+};
+
+}  // namespace loom::lower

@@ -1,0 +1,182 @@
+// loom/lower/run.hpp — loom::run: everything that needs run-time extents happens here, once per
+// call and before any loop: variable extents (checked for consistency), bounds of every access,
+// output/input aliasing, binding of accesses, and the one branch on unit-stride lanes.
+#pragma once
+#include <string>
+#include <type_traits>
+
+#include "../core/tensor.hpp"
+#include "leaves.hpp"
+
+namespace loom {
+
+namespace detail {
+
+/// Extents of the variables: pure ones from the output, reduction ones from every dimension a
+/// reduction variable indexes on its own (all must agree).
+template <class Def, class State>
+void infer_extents(const Def& d, State& s) {
+  using vars = typename Def::vars;
+  using out_idx = typename Def::lhs_type::index_types;
+  [&]<std::size_t... D>(std::index_sequence<D...>) {
+    ((s.ext[meta::index_of<vars, meta::at<out_idx, D>>] = d.lhs.view.extent(D)), ...);
+  }(std::make_index_sequence<Def::lhs_type::rank>{});
+
+  using rv = typename Def::reduction_vars;
+  std::array<std::string, rv::size + 1> source{};
+  meta::for_each_type<rv>([&]<class V>(V*) { s.ext[meta::index_of<vars, V>] = -1; });
+  d.rhs.for_each_access([&](const auto& a) {
+    using A = std::remove_cvref_t<decltype(a)>;
+    [&]<std::size_t... D>(std::index_sequence<D...>) {
+      ([&] {
+        using I = meta::at<typename A::index_types, D>;
+        if constexpr (is_var<I> && meta::contains<rv, I>) {
+          index_t& e = s.ext[meta::index_of<vars, I>];
+          std::string& src = source[meta::index_of<rv, I>];
+          const index_t n = a.view.extent(D);
+          std::string here = to_string(a) + " dimension " + std::to_string(D);
+          if (e < 0) {
+            e = n;
+            src = here;
+          } else if (e != n) {
+            throw shape_error("loom::shape_error: reduction variable " + I::name() + " has extent " +
+                              std::to_string(e) + " from " + src + " but " + std::to_string(n) + " from " + here);
+          }
+        }
+      }(), ...);
+    }(std::make_index_sequence<A::rank>{});
+  });
+  meta::for_each_type<rv>([&]<class V>(V*) {
+    if (s.ext[meta::index_of<vars, V>] < 0)
+      throw shape_error("loom::shape_error: reduction variable " + V::name() +
+                        " never indexes a tensor dimension on its own, so its extent cannot be inferred");
+  });
+}
+
+template <class A, class B>
+bool overlaps(const A& out, const B& in) {
+  const auto [o0, o1] = out.span();
+  const auto [i0, i1] = in.span();
+  return o0 < o1 && i0 < i1 && o0 < i1 && i0 < o1;
+}
+
+/// dst = src elementwise, any strides (same extents).
+template <class Dst, class Src>
+void copy_view(const Dst& dst, const Src& src) {
+  constexpr std::size_t R = Dst::rank;
+  if (dst.size() == 0) return;
+  std::array<index_t, R == 0 ? 1 : R> idx{};
+  for (index_t q = 0, n = dst.size(); q < n; ++q) {
+    index_t od = 0, os = 0;
+    for (std::size_t d = 0; d < R; ++d) {
+      od += idx[d] * dst.stride(d);
+      os += idx[d] * src.stride(d);
+    }
+    dst.data()[od] = src.data()[os];
+    for (std::size_t d = R; d-- > 0;) {
+      if (++idx[d] < dst.extent(d)) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class View, class T>
+void fill_view(const View& v, T value) {
+  constexpr std::size_t R = View::rank;
+  if (v.size() == 0) return;
+  std::array<index_t, R == 0 ? 1 : R> idx{};
+  for (index_t q = 0, n = v.size(); q < n; ++q) {
+    index_t o = 0;
+    for (std::size_t d = 0; d < R; ++d) o += idx[d] * v.stride(d);
+    v.data()[o] = value;
+    for (std::size_t d = R; d-- > 0;) {
+      if (++idx[d] < v.extent(d)) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class Plan, class Def, class State>
+void execute_bound(const Def& d, State& s, index_t points) {
+  using L = lower::leaves<Plan>;
+  using E = typename L::E;
+  if constexpr (Plan::acc_kind == accumulation::into_output) {
+    if constexpr (std::is_same_v<typename Def::mode, assign_set>)
+      fill_view(d.lhs.view, L::op::template identity<typename Def::value_type>());
+  }
+  auto go = [&]<bool Contig>() {
+    if constexpr (Plan::acc_kind == accumulation::none) {
+      typename L::store leaf{&d, points};
+      E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf);
+    } else if constexpr (Plan::acc_kind == accumulation::registers) {
+      typename L::region leaf{&d, points};
+      E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::red_pos>{}, s, leaf);
+    } else {
+      typename L::update leaf{&d, points};
+      E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf);
+    }
+  };
+  if constexpr (Plan::vectorized) {
+    // One branch per run: are all accesses along the lanes unit-stride?
+    bool contiguous = true;
+    using lane = typename Plan::lane;
+    auto check = [&](const auto& a) {
+      using A = std::remove_cvref_t<decltype(a)>;
+      if constexpr (meta::contains<typename A::vars, lane>) contiguous = contiguous && a.template stride_of<lane>() == 1;
+    };
+    check(d.lhs);
+    d.rhs.for_each_access(check);
+    if (contiguous) go.template operator()<true>();
+    else go.template operator()<false>();
+  } else {
+    go.template operator()<false>();
+  }
+}
+
+template <class Plan, class Def>
+void execute(const Def& def) {
+  using state = typename lower::emitter<Plan>::state;
+  using vars = typename Def::vars;
+  state s;
+  infer_extents(def, s);
+  index_t points = 1;
+  bool empty_output = false;
+  meta::for_each_type<typename Def::pure_vars>([&]<class V>(V*) {
+    points *= s.template extent<V>();
+    empty_output = empty_output || s.template extent<V>() == 0;
+  });
+  if (empty_output) return;
+  meta::for_each_type<typename Def::scheduled_rvars>([&]<class V>(V*) { points *= std::max<index_t>(s.template extent<V>(), 1); });
+  (void)sizeof(vars);
+
+  // Bounds: every access, before anything runs.
+  def.lhs.check_bounds(s);
+  def.rhs.for_each_access([&](const auto& a) { a.check_bounds(s); });
+
+  bool aliased = false;
+  def.rhs.for_each_access([&](const auto& a) { aliased = aliased || overlaps(def.lhs, a); });
+
+  Def d = def;
+  if (!aliased) {
+    d.lhs.bind();
+    d.rhs.for_each_access([](auto& a) { a.bind(); });
+    execute_bound<Plan>(d, s, points);
+    return;
+  }
+  // The output is also read: compute into a temporary and copy back, so every schedule (and
+  // every shifted tail) reads the inputs as they were before the call.
+  using OutView = typename Def::lhs_type::view_type;
+  using T = typename Def::value_type;
+  Tensor<T, OutView::rank, typename OutView::extents_type> tmp(def.lhs.view.extents().values(), def.lhs.view.name());
+  const bool reads_output = std::is_same_v<typename Def::mode, assign_add> || Plan::acc_kind == accumulation::into_output;
+  if (reads_output) copy_view(tmp.view(), def.lhs.view);
+  d.lhs.view = tmp.view();
+  d.lhs.bind();
+  d.rhs.for_each_access([](auto& a) { a.bind(); });
+  execute_bound<Plan>(d, s, points);
+  copy_view(def.lhs.view, tmp.view());
+}
+
+}  // namespace detail
+
+}  // namespace loom

@@ -1,0 +1,87 @@
+// loom/schedule/directives.hpp — the schedule language: one type per directive, composed into
+// loom::schedule<...>. Loops are named by variables (i), or by the loops a split creates
+// (outer<i>, inner<i>, inner<inner<j>>), or by a fused pair (fused<i, j>).
+#pragma once
+#include "../core/config.hpp"
+#include "../expr/var.hpp"
+
+namespace loom {
+
+/// What a split loop does when its factor does not divide the extent (Halide's TailStrategy).
+namespace tail {
+/// loom picks: shift_inwards where legal, else guard (masked for a vector inside a reduction).
+struct automatic {
+  static constexpr const char* name = "auto";
+};
+/// The last block moves back so it ends at the extent and recomputes a few points. Branch-free
+/// full vectors; legal only where computing a point twice is harmless: pure variables of an
+/// `=` definition, and not across a parallel loop (two threads would write the same point).
+struct shift_inwards {
+  static constexpr const char* name = "shift inwards";
+};
+/// The last block runs only its remaining points, one at a time (a scalar epilogue). Always legal.
+struct guard {
+  static constexpr const char* name = "guard";
+};
+/// The last vector runs with lanes past the extent switched off (AVX-512 mask registers; a
+/// buffered load/store elsewhere). Always legal; vectorized loops only.
+struct masked {
+  static constexpr const char* name = "masked";
+};
+}  // namespace tail
+
+template <class T>
+concept TailStrategy = std::is_same_v<T, tail::automatic> || std::is_same_v<T, tail::shift_inwards> ||
+                       std::is_same_v<T, tail::guard> || std::is_same_v<T, tail::masked>;
+
+/// The vector width the element type has on the widest enabled target.
+inline constexpr index_t native = 0;
+
+/// split<V, F>: loop V becomes outer<V> (blocks of F) and inner<V> (within a block), in place.
+template <auto V, index_t F, TailStrategy Tail = tail::automatic>
+struct split {
+  using loop = loop_t<V>;
+  static constexpr index_t factor = F;
+  using tail_type = Tail;
+};
+/// tile<V1, V2, F1, F2>: splits both and orders outer<V1>, outer<V2>, inner<V1>, inner<V2>.
+template <auto V1, auto V2, index_t F1, index_t F2, TailStrategy Tail = tail::automatic>
+struct tile {
+  using loop1 = loop_t<V1>;
+  using loop2 = loop_t<V2>;
+};
+/// reorder<A, B, ...>: the named loops take the positions they occupy, in this order
+/// (outermost first); loops not named stay where they are.
+template <auto... Vs>
+struct reorder {};
+/// fuse<V1, V2>: two adjacent loops (V1 immediately outside V2) become one, fused<V1, V2>.
+template <auto V1, auto V2>
+struct fuse {
+  using loop1 = loop_t<V1>;
+  using loop2 = loop_t<V2>;
+};
+/// unroll<V, F>: splits V by F and unrolls inner<V> completely; unroll<inner<V>> unrolls the
+/// inner loop of an earlier split.
+template <auto V, index_t F = 0, TailStrategy Tail = tail::automatic>
+struct unroll {
+  using loop = loop_t<V>;
+};
+/// vectorize<V, W>: V's consecutive values become the W lanes of a SIMD register (W = native
+/// by default), splitting V by W unless V is already an inner loop of exactly W. Loops inside a
+/// vectorized loop run on whole vectors.
+template <auto V, index_t W = native, TailStrategy Tail = tail::automatic>
+struct vectorize {
+  using loop = loop_t<V>;
+};
+/// parallel<V>: V's iterations are shared among OpenMP threads (static schedule). With
+/// MinPoints > 0 the loop runs in parallel only when the nest has at least that many points.
+template <auto V, index_t MinPoints = 0>
+struct parallel {
+  using loop = loop_t<V>;
+};
+
+/// A schedule: directives applied in order.
+template <class... Directives>
+struct schedule {};
+
+}  // namespace loom

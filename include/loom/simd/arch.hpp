@@ -1,0 +1,90 @@
+// loom/simd/arch.hpp — which xsimd batch holds W lanes of T. loom picks the widest target the
+// compiler was allowed (xsimd::default_arch), on purpose: g++ may prefer 256-bit vectors for its
+// own auto-vectorizer on some AVX-512 parts, but loom's explicit batches always use the full width.
+#pragma once
+#include <cstddef>
+#include <type_traits>
+// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsic headers (the
+// _mm512_undefined_* idiom) when they are inlined; the diagnostic is attributed to those lines, so
+// it is silenced for them only, where they are first included.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#include <xsimd/xsimd.hpp>
+#pragma GCC diagnostic pop
+#else
+#include <xsimd/xsimd.hpp>
+#endif
+
+namespace loom::simd {
+
+/// The native arch: the widest xsimd target enabled by the compiler flags.
+using native_arch = xsimd::default_arch;
+
+template <class T>
+inline constexpr std::size_t native_width = xsimd::batch<T, native_arch>::size;
+
+namespace detail {
+struct no_arch {};
+template <std::size_t Bytes>
+struct arch_for_bytes {
+  using type = no_arch;
+};
+#if XSIMD_WITH_AVX512BW
+template <>
+struct arch_for_bytes<64> {
+  using type = xsimd::avx512bw;
+};
+#elif XSIMD_WITH_AVX512F
+template <>
+struct arch_for_bytes<64> {
+  using type = xsimd::avx512f;
+};
+#endif
+#if XSIMD_WITH_FMA3_AVX2
+template <>
+struct arch_for_bytes<32> {
+  using type = xsimd::fma3<xsimd::avx2>;
+};
+#elif XSIMD_WITH_AVX2
+template <>
+struct arch_for_bytes<32> {
+  using type = xsimd::avx2;
+};
+#endif
+#if XSIMD_WITH_FMA3_SSE
+template <>
+struct arch_for_bytes<16> {
+  using type = xsimd::fma3<xsimd::sse4_2>;
+};
+#elif XSIMD_WITH_SSE4_2
+template <>
+struct arch_for_bytes<16> {
+  using type = xsimd::sse4_2;
+};
+#elif XSIMD_WITH_SSE2
+template <>
+struct arch_for_bytes<16> {
+  using type = xsimd::sse2;
+};
+#endif
+}  // namespace detail
+
+/// True when some enabled target has a register of exactly W lanes of T.
+template <class T, std::size_t W>
+inline constexpr bool width_available =
+    !std::is_same_v<typename detail::arch_for_bytes<W * sizeof(T)>::type, detail::no_arch>;
+
+/// The arch whose registers hold W lanes of T (W * sizeof(T) bytes).
+template <class T, std::size_t W>
+using arch_for = typename detail::arch_for_bytes<W * sizeof(T)>::type;
+
+/// A batch of W lanes of T.
+template <class T, std::size_t W>
+using batch = xsimd::batch<T, arch_for<T, W>>;
+
+template <class T, std::size_t W>
+using batch_bool = xsimd::batch_bool<T, arch_for<T, W>>;
+
+}  // namespace loom::simd

@@ -1,0 +1,115 @@
+// loom/tune/default_schedule.hpp — the schedule run(def) uses when none is given, chosen from
+// the definition's structure: vectorize the variable that is unit-stride in row-major tensors,
+// keep several accumulators when that variable is reduced, tile transposed 2-D traversals, and
+// run the outermost loop in parallel when the nest has enough points to pay for threads.
+#pragma once
+#include "../expr/definition.hpp"
+#include "../schedule/directives.hpp"
+#include "../simd/arch.hpp"
+
+namespace loom {
+
+namespace detail {
+template <class N>
+struct accesses_of {
+  using type = meta::list<>;
+};
+template <class V, class... I>
+struct accesses_of<access<V, I...>> {
+  using type = meta::list<access<V, I...>>;
+};
+template <class Op, class A>
+struct accesses_of<unary<Op, A>> : accesses_of<A> {};
+template <class To, class A>
+struct accesses_of<cast_node<To, A>> : accesses_of<A> {};
+template <class Op, class A, class B>
+struct accesses_of<binary<Op, A, B>> {
+  using type = meta::concat<typename accesses_of<A>::type, typename accesses_of<B>::type>;
+};
+template <class Op, class A, class B>
+struct accesses_of<compare<Op, A, B>> {
+  using type = meta::concat<typename accesses_of<A>::type, typename accesses_of<B>::type>;
+};
+template <class C, class A, class B>
+struct accesses_of<select_node<C, A, B>> {
+  using type = meta::concat<typename accesses_of<C>::type, typename accesses_of<A>::type, typename accesses_of<B>::type>;
+};
+template <class A, class B, class C>
+struct accesses_of<fma_node<A, B, C>> {
+  using type = meta::concat<typename accesses_of<A>::type, typename accesses_of<B>::type, typename accesses_of<C>::type>;
+};
+template <class Op, class RV, class E>
+struct accesses_of<reduce_node<Op, RV, E>> : accesses_of<E> {};
+
+/// The index of an access's last (row-major unit-stride) dimension, if it is a lone variable.
+template <class A>
+struct last_index {
+  using type = void;
+};
+template <class V, class... I>
+  requires(sizeof...(I) > 0)
+struct last_index<access<V, I...>> {
+  using L = meta::at<meta::list<I...>, sizeof...(I) - 1>;
+  using type = std::conditional_t<is_var<L>, L, void>;
+};
+
+template <class Accs, class Var>
+inline constexpr bool some_last_is = []<class... A>(meta::list<A...>*) {
+  return (std::is_same_v<typename last_index<A>::type, Var> || ...);
+}(static_cast<Accs*>(nullptr));
+
+template <class L>
+struct last_of {
+  using type = void;
+};
+template <class... T>
+  requires(sizeof...(T) > 0)
+struct last_of<meta::list<T...>> {
+  using type = meta::at<meta::list<T...>, sizeof...(T) - 1>;
+};
+
+inline constexpr index_t parallel_min_points = index_t{1} << 16;
+
+template <class Def>
+struct default_schedule {
+  using pure = typename Def::pure_vars;
+  using rv = typename Def::scheduled_rvars;
+  using inputs = typename accesses_of<typename Def::rhs_type>::type;
+  using p_last = typename last_of<pure>::type;
+  using r_last = typename last_of<rv>::type;
+  static constexpr bool has_pure = pure::size > 0;
+  static constexpr bool has_red = rv::size > 0;
+  // Reduce along lanes when a reduction variable is some input's unit-stride index and the
+  // output's last variable is nobody's.
+  static constexpr bool reduce_lanes = has_red && some_last_is<inputs, r_last> && !(has_pure && some_last_is<inputs, p_last>);
+  // A 2-D elementwise traversal where an input's unit-stride index is the output's other variable.
+  static constexpr bool transposed = !has_red && pure::size == 2 && !std::is_same_v<p_last, void> &&
+                                     some_last_is<inputs, meta::at<meta::concat<pure, meta::list<void, void>>, 0>>;
+
+  static auto pick() {
+    if constexpr (reduce_lanes && has_pure) {
+      using P0 = meta::at<pure, 0>;
+      return schedule<vectorize<r_last{}>, unroll<outer_loop<r_last>{}, 4>, parallel<P0{}, parallel_min_points>>{};
+    } else if constexpr (reduce_lanes) {
+      return schedule<vectorize<r_last{}>, unroll<outer_loop<r_last>{}, 4>>{};
+    } else if constexpr (!has_pure) {
+      return schedule<>{};
+    } else if constexpr (transposed) {
+      using P0 = meta::at<pure, 0>;
+      return schedule<tile<P0{}, p_last{}, 32, 32>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<P0>{}, parallel_min_points>>{};
+    } else if constexpr (pure::size == 1) {
+      return schedule<split<p_last{}, 8192>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<p_last>{}, parallel_min_points>>{};
+    } else {
+      using P0 = meta::at<pure, 0>;
+      return schedule<vectorize<p_last{}>, parallel<P0{}, parallel_min_points>>{};
+    }
+  }
+  using type = decltype(pick());
+};
+}  // namespace detail
+
+/// The schedule loom::run(def) uses for a definition type.
+template <class Def>
+using default_schedule_t = typename detail::default_schedule<std::remove_cvref_t<Def>>::type;
+
+}  // namespace loom
