@@ -18,6 +18,9 @@
 
 namespace loom::lower {
 
+/// What a walk carries when it carries nothing.
+struct no_carry {};
+
 template <class Mode>
 inline constexpr bool is_vmode = requires { Mode::width; };
 
@@ -89,56 +92,86 @@ struct emitter {
   template <bool Contig, bool Masked>
   using vector_mode = vmode<typename Plan::lane, Plan::width, Contig, Masked>;
 
-  // ---- the walk: loops at positions Pos..., then leaf.template at<Mode, Blk>(s) ----
-  template <class Mode, index_t Blk, class Leaf>
-  static LOOM_INLINE void walk(std::index_sequence<>, state& s, Leaf& leaf) {
-    leaf.template at<Mode, Blk>(s);
+  // ---- the walk: loops at positions P..., then leaf.template at<Mode, Blk>(s, carry) ----
+  // Values flow, nothing is shared: each level works on its own copy of the state, and the
+  // accumulator block (the carry) goes in and comes back out by value. Small locals whose address
+  // is never taken stay in registers; a shared mutable state or an accumulator array would be
+  // stored to memory on every iteration, because vector loads and stores may alias anything.
+  // Full: every constant-trip pure loop of the reduction block is known to run its whole trip,
+  // so their tail checks are compiled out (decided once per block, outside the reduction loops).
+  template <class Mode, index_t Blk, bool Full = false, class Leaf, class Carry>
+  static LOOM_INLINE Carry walk(std::index_sequence<>, const state& s, const Leaf& leaf, Carry carry) {
+    return leaf.template at<Mode, Blk>(s, carry);
   }
 
-  template <class Mode, index_t Blk, class Leaf, std::size_t P, std::size_t... Rest>
-  static LOOM_INLINE void walk(std::index_sequence<P, Rest...>, state& s, Leaf& leaf) {
+  template <class Mode, index_t Blk, bool Full = false, class Leaf, class Carry, std::size_t P, std::size_t... Rest>
+  static LOOM_INLINE Carry walk(std::index_sequence<P, Rest...>, const state& s, const Leaf& leaf, Carry carry) {
     using D = meta::at<typename Plan::loops, P>;
     using Y = typename D::id;
     constexpr auto rest = std::index_sequence<Rest...>{};
+    constexpr bool known_full = Full && Plan::template is_pure_at<P>;
     const index_t lo = dom_lo<Y>(s);
     const index_t n = dom_n<Y>(s);
     if constexpr (D::kind == loop_kind::vectorized) {                        // lanes
       constexpr index_t W = index_t(Plan::width);
-      act<Y>(s, lo);
-      if (n == W) {
-        walk<vector_mode<Mode::contiguous, false>, Blk>(rest, s, leaf);
+      state c = s;
+      act<Y>(c, lo);
+      if (known_full || n == W) {
+        carry = walk<vector_mode<Mode::contiguous, false>, Blk, Full>(rest, c, leaf, carry);
       } else if (n > 0) {
         if constexpr (std::is_same_v<tail_of<Y>, tail::guard>) {            //   scalar epilogue
-          for (index_t t = 0; t < n; ++t) {
-            act<Y>(s, lo + t);
-            walk<Mode, Blk>(rest, s, leaf);
-          }
+          for (index_t t = 0; t < n; ++t) carry = step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
         } else {                                                             //   masked (or a shift with too few points)
-          s.active = n;
-          walk<vector_mode<Mode::contiguous, true>, Blk>(rest, s, leaf);
+          c.active = n;
+          carry = walk<vector_mode<Mode::contiguous, true>, Blk, Full>(rest, c, leaf, carry);
         }
       }
     } else if constexpr (D::kind == loop_kind::unrolled || Plan::template block_loop<P>) {  // unrolled
       constexpr index_t F = Plan::template trip_of<P>;
       constexpr index_t stride = Plan::template block_stride<P>;
-      [&]<index_t... U>(std::integer_sequence<index_t, U...>) {
-        ((U < n ? (act<Y>(s, lo + U), walk<Mode, Blk + U * stride>(rest, s, leaf)) : void()), ...);
+      [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
+        ((carry = (known_full || U < n) ? step<Y, Mode, Blk + U * stride, Full>(rest, s, lo + U, leaf, carry) : carry), ...);
       }(std::make_integer_sequence<index_t, F>{});
     } else if constexpr (D::kind == loop_kind::parallel) {                   // OpenMP
+      static_assert(std::is_empty_v<Carry>, "loom internal: nothing is carried across a parallel loop");
       const bool go = n > 1 && leaf.points >= D::min_points;
       LOOM_PRAGMA(omp parallel for schedule(static) if (go))
       for (index_t t = 0; t < n; ++t) {
-        state st = s;
-        Leaf lf = leaf;
-        act<Y>(st, lo + t);
-        walk<Mode, Blk>(rest, st, lf);
+        const Leaf own = leaf;
+        step<Y, Mode, Blk, Full>(rest, s, lo + t, own, carry);
       }
     } else {                                                                 // serial
-      for (index_t t = 0; t < n; ++t) {
-        act<Y>(s, lo + t);
-        walk<Mode, Blk>(rest, s, leaf);
-      }
+      for (index_t t = 0; t < n; ++t) carry = step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
     }
+    return carry;
+  }
+
+  /// One iteration of loop Y: a copy of the state with Y's iteration applied, then the rest.
+  template <class Y, class Mode, index_t Blk, bool Full, class Rest, class Leaf, class Carry>
+  static LOOM_INLINE Carry step(Rest rest, const state& s, index_t t, const Leaf& leaf, Carry carry) {
+    state c = s;
+    act<Y>(c, t);
+    return walk<Mode, Blk, Full>(rest, c, leaf, carry);
+  }
+
+  /// At the entry of the reduction block: will every constant-trip pure loop inside it run its
+  /// whole trip? True when each split whose inner loop is inside the block either got a full
+  /// range from an enclosing loop or divides a constant trip.
+  static LOOM_INLINE bool block_is_full(const state& s) {
+    bool full = true;
+    meta::for_each_type<splits>([&]<class S>(S*) {
+      using P = typename S::parent;
+      constexpr std::size_t inner_pos = Plan::template pos_of_descendant<inner_loop<P>>;
+      constexpr std::size_t outer_pos = Plan::template pos_of_descendant<outer_loop<P>>;
+      if constexpr (inner_pos >= Plan::red_pos && inner_pos < Plan::N && Plan::template is_pure_at<inner_pos>) {
+        if constexpr (outer_pos < Plan::red_pos) {
+          full = full && s.n[sched::split_slot<splits, P>] == S::factor;
+        } else {
+          full = full && Plan::template const_trip<P> % S::factor == 0;
+        }
+      }
+    });
+    return full;
   }
 
   // ---- position lists ----

@@ -2,6 +2,7 @@
 // the register block, finish the block (combine partials, apply the epilogue, store), or update
 // the output when it is the accumulator.
 #pragma once
+#include <array>
 #include <type_traits>
 
 #include "emit.hpp"
@@ -19,19 +20,22 @@ struct leaves {
 
   /// out = rhs (or out += rhs) at one point or one vector of points.
   struct store {
-    const def* d;
+    // A private copy, not a pointer: xsimd's stores may alias anything, so only fields of a local
+    // whose address never escapes stay in registers across them.
+    def d;
     index_t points;
     template <class Mode, index_t Blk>
-    LOOM_INLINE void at(state& s) {
+    LOOM_INLINE no_carry at(const state& s, no_carry) const {
       if constexpr (is_vmode<Mode>) {
-        auto v = d->rhs.template eval_v<Mode>(s);
-        if constexpr (accumulate_output) v = d->lhs.template eval_v<Mode>(s) + v;
-        d->lhs.template store_v<Mode>(s, v);
+        auto v = d.rhs.template eval_v<Mode>(s);
+        if constexpr (accumulate_output) v = d.lhs.template eval_v<Mode>(s) + v;
+        d.lhs.template store_v<Mode>(s, v);
       } else {
-        T v = d->rhs.eval(s);
-        if constexpr (accumulate_output) v = d->lhs.eval(s) + v;
-        d->lhs.store(s, v);
+        T v = d.rhs.eval(s);
+        if constexpr (accumulate_output) v = d.lhs.eval(s) + v;
+        d.lhs.store(s, v);
       }
+      return {};
     }
   };
 
@@ -55,38 +59,44 @@ struct leaves {
   }
 
   template <class Acc>
+  using block_t = std::array<Acc, Plan::block_size>;
+
+  template <class Acc>
   struct accumulate {
     const def* d;
-    Acc* acc;
     index_t points;
     template <class Mode, index_t Blk>
-    LOOM_INLINE void at(state& s) {
+    LOOM_INLINE block_t<Acc> at(const state& s, block_t<Acc> acc) const {
       const auto& body = scheduled_reduction(d->rhs).body;
       if constexpr (is_vmode<Mode>) {
-        acc[Blk] = op::combine(acc[Blk], masked_identity<Mode>(s, body.template eval_v<Mode>(s)));
+        std::get<Blk>(acc) = op::combine(std::get<Blk>(acc), masked_identity<Mode>(s, body.template eval_v<Mode>(s)));
       } else {
-        acc[Blk] = op::combine(acc[Blk], body.eval(s));
+        std::get<Blk>(acc) = op::combine(std::get<Blk>(acc), body.eval(s));
       }
+      return acc;
     }
   };
 
   template <class Acc>
   struct finish {
     const def* d;
-    Acc* acc;
     index_t points;
     template <class Mode, index_t Blk>
-    LOOM_INLINE void at(state& s) {
-      Acc v = acc[Blk];
-      for (index_t q = 1; q < Plan::red_block; ++q) v = op::combine(v, acc[Blk + q]);
+    LOOM_INLINE block_t<Acc> at(const state& s, block_t<Acc> acc) const {
+      // Partial results of the unrolled reduction loops, combined in a fixed order.
+      Acc v = std::get<Blk>(acc);
+      [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
+        ((v = op::combine(v, std::get<Blk + 1 + Q>(acc))), ...);
+      }(std::make_integer_sequence<index_t, Plan::red_block - 1>{});
       if constexpr (Plan::lane_is_reduction) {
         epilogue<Mode>(s, red::horizontal<op>(v));
       } else {
         epilogue<Mode>(s, v);
       }
+      return acc;
     }
     template <class Mode, class R>
-    LOOM_INLINE void epilogue(state& s, const R& r) {
+    LOOM_INLINE void epilogue(const state& s, const R& r) const {
       with_reduction_value<state, R> c{s, r, s.active};
       if constexpr (is_vmode<Mode>) {
         auto v = d->rhs.template eval_v<Mode>(c);
@@ -102,36 +112,41 @@ struct leaves {
 
   /// Runs the reduction loops for one point (or vector, or block of points) of the output.
   struct region {
-    const def* d;
+    def d;
     index_t points;
     template <class Mode, index_t Blk>
-    LOOM_INLINE void at(state& s) {
+    LOOM_INLINE no_carry at(const state& s, no_carry) const {
       constexpr bool vector_acc = is_vmode<Mode> || (Plan::vectorized && Plan::vec_pos >= Plan::red_pos);
       using Acc = std::conditional_t<vector_acc, simd::batch<T, Plan::width>, T>;
-      Acc acc[Plan::block_size];
-      for (auto& a : acc) a = Acc(op::template identity<T>());
-      accumulate<Acc> add{d, acc, points};
-      E::template walk<Mode, 0>(E::template range_seq<Plan::red_pos, Plan::N>(), s, add);
-      finish<Acc> fin{d, acc, points};
-      E::template walk<Mode, 0>(E::pure_only(E::template range_seq<Plan::red_pos, Plan::N>()), s, fin);
+      block_t<Acc> acc;
+      acc.fill(Acc(op::template identity<T>()));
+      if (E::block_is_full(s)) block<Mode, true>(s, acc);
+      else block<Mode, false>(s, acc);
+      return {};
+    }
+    template <class Mode, bool Full, class Acc>
+    LOOM_INLINE void block(const state& s, block_t<Acc> acc) const {
+      acc = E::template walk<Mode, 0, Full>(E::template range_seq<Plan::red_pos, Plan::N>(), s, accumulate<Acc>{&d, points}, acc);
+      E::template walk<Mode, 0, Full>(E::pure_only(E::template range_seq<Plan::red_pos, Plan::N>()), s, finish<Acc>{&d, points}, acc);
     }
   };
 
   /// out = combine(out, body): the output is the accumulator.
   struct update {
-    const def* d;
+    def d;
     index_t points;
     template <class Mode, index_t Blk>
-    LOOM_INLINE void at(state& s) {
-      const auto& body = d->rhs.body;
+    LOOM_INLINE no_carry at(const state& s, no_carry) const {
+      const auto& body = d.rhs.body;
       if constexpr (is_vmode<Mode> && Plan::lane_is_reduction) {
         const T r = red::horizontal<op>(masked_identity<Mode>(s, body.template eval_v<Mode>(s)));
-        d->lhs.store(s, op::combine(d->lhs.eval(s), r));
+        d.lhs.store(s, op::combine(d.lhs.eval(s), r));
       } else if constexpr (is_vmode<Mode>) {
-        d->lhs.template store_v<Mode>(s, op::combine(d->lhs.template eval_v<Mode>(s), body.template eval_v<Mode>(s)));
+        d.lhs.template store_v<Mode>(s, op::combine(d.lhs.template eval_v<Mode>(s), body.template eval_v<Mode>(s)));
       } else {
-        d->lhs.store(s, op::combine(d->lhs.eval(s), body.eval(s)));
+        d.lhs.store(s, op::combine(d.lhs.eval(s), body.eval(s)));
       }
+      return {};
     }
   };
 };

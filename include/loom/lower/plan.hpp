@@ -91,8 +91,21 @@ struct plan {
   static_assert(order_ok, "loom::reorder: an outer<V> loop must stay outside every loop of its inner<V>");
 
   // ---- where the reduction accumulates ----
+  /// A loop's trip count when the compiler knows it (0 if not): inner<P> runs at most P's factor;
+  /// outer<P> of a P with a constant trip runs ceil(trip / factor).
+  template <class Y>
+  struct const_trip_of : std::integral_constant<index_t, 0> {};
+  template <class P>
+  struct const_trip_of<inner_loop<P>> : std::integral_constant<index_t, sched::split_of<raw_splits, P>::factor> {};
+  template <class P>
+  struct const_trip_of<outer_loop<P>>
+      : std::integral_constant<index_t, const_trip_of<P>::value == 0 ? 0
+                                         : (const_trip_of<P>::value + sched::split_of<raw_splits, P>::factor - 1) /
+                                               sched::split_of<raw_splits, P>::factor> {};
+  template <class Y>
+  static constexpr index_t const_trip = const_trip_of<Y>::value;
   template <std::size_t P>
-  static constexpr bool static_trip = sched::is_inner<typename loop_at<P>::id>;
+  static constexpr bool static_trip = const_trip<typename loop_at<P>::id> > 0;
   static constexpr bool region_pure_static =
       count_if([](auto p) { return p >= red_pos && is_pure_at<p> && !static_trip<p>; }) == 0;
   static constexpr accumulation acc_kind =
@@ -118,12 +131,7 @@ struct plan {
                                      loop_at<P>::kind != loop_kind::vectorized &&
                                      ((is_pure_at<P> && static_trip<P>) || (is_red_at<P> && loop_at<P>::kind == loop_kind::unrolled));
   template <std::size_t P>
-  static constexpr index_t trip_of = [] {
-    if constexpr (sched::is_inner<typename loop_at<P>::id>)
-      return sched::split_of<raw_splits, typename sched::inner_parent<typename loop_at<P>::id>::type>::factor;
-    else
-      return index_t{1};
-  }();
+  static constexpr index_t trip_of = static_trip<P> ? const_trip<typename loop_at<P>::id> : 1;
   // Layout: acc[pure_index * red_block + red_index], each part row-major over its loops.
   template <bool Pure>
   static constexpr auto block_strides = [] {

@@ -106,14 +106,14 @@ void execute_bound(const Def& d, State& s, index_t points) {
   }
   auto go = [&]<bool Contig>() {
     if constexpr (Plan::acc_kind == accumulation::none) {
-      typename L::store leaf{&d, points};
-      E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf);
+      typename L::store leaf{d, points};
+      E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
     } else if constexpr (Plan::acc_kind == accumulation::registers) {
-      typename L::region leaf{&d, points};
-      E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::red_pos>{}, s, leaf);
+      typename L::region leaf{d, points};
+      E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::red_pos>{}, s, leaf, lower::no_carry{});
     } else {
-      typename L::update leaf{&d, points};
-      E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf);
+      typename L::update leaf{d, points};
+      E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
     }
   };
   if constexpr (Plan::vectorized) {

@@ -119,6 +119,13 @@ struct inner_parent<inner_loop<Y>> {
   using type = Y;
 };
 
+template <class Y>
+struct outer_parent;
+template <class Y>
+struct outer_parent<outer_loop<Y>> {
+  using type = Y;
+};
+
 template <class Loops, class L, loop_kind K, index_t G, bool Ok = meta::contains<ids<Loops>, L>>
 struct set_kind {
   using type = Loops;
