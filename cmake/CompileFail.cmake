@@ -1,0 +1,73 @@
+# Compile-fail / compile-ok driver, run by CTest as
+#
+#   cmake -DLOOM_BUILD_DIR=<build dir> -DLOOM_TARGET=<target> -DLOOM_SOURCE=<file.cpp>
+#         -DLOOM_MODE=fail|ok [-DLOOM_CONFIG=<config>] -P CompileFail.cmake
+#
+# Builds <target> (an EXCLUDE_FROM_ALL object library made from <file.cpp>)
+# with `cmake --build`, then
+#   MODE=fail: asserts the build FAILS and that its output matches the CMake
+#              regular expression from the file's first line `// expect: <regex>`;
+#   MODE=ok:   asserts the build SUCCEEDS (control variant, compiled with
+#              -DLOOM_COMPILE_FAIL_CONTROL).
+cmake_minimum_required(VERSION 3.20)
+
+foreach(_var LOOM_BUILD_DIR LOOM_TARGET LOOM_SOURCE LOOM_MODE)
+  if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
+    message(FATAL_ERROR "CompileFail.cmake: ${_var} is not set")
+  endif()
+endforeach()
+
+set(_cmd "${CMAKE_COMMAND}" --build "${LOOM_BUILD_DIR}" --target "${LOOM_TARGET}")
+if(DEFINED LOOM_CONFIG AND NOT "${LOOM_CONFIG}" STREQUAL "")
+  list(APPEND _cmd --config "${LOOM_CONFIG}")
+endif()
+
+# Plain ASCII diagnostics (no locale-dependent quotes) so regexes are portable.
+set(ENV{LC_ALL} C)
+
+execute_process(
+  COMMAND ${_cmd}
+  RESULT_VARIABLE _result
+  OUTPUT_VARIABLE _output
+  ERROR_VARIABLE  _output)   # same variable: stdout and stderr merged
+
+# Strip ANSI colour escapes so regexes see plain compiler text.
+string(ASCII 27 _esc)
+string(REGEX REPLACE "${_esc}\\[[0-9;]*[mK]" "" _output "${_output}")
+
+if(LOOM_MODE STREQUAL "ok")
+  if(NOT _result EQUAL 0)
+    message(FATAL_ERROR
+      "compile_ok: '${LOOM_SOURCE}' with LOOM_COMPILE_FAIL_CONTROL defined must compile, "
+      "but building target ${LOOM_TARGET} failed (${_result}):\n${_output}")
+  endif()
+  message(STATUS "compile_ok: ${LOOM_TARGET} compiled as expected")
+  return()
+elseif(NOT LOOM_MODE STREQUAL "fail")
+  message(FATAL_ERROR "CompileFail.cmake: LOOM_MODE must be 'fail' or 'ok', got '${LOOM_MODE}'")
+endif()
+
+# MODE=fail: read the expectation from the source's first line.
+file(READ "${LOOM_SOURCE}" _first LIMIT 4096)
+string(FIND "${_first}" "\n" _eol)
+if(_eol GREATER -1)
+  string(SUBSTRING "${_first}" 0 ${_eol} _first)
+endif()
+if(NOT _first MATCHES "^[ \t]*//[ \t]*expect:[ \t]*(.*[^ \t\r])[ \t\r]*$")
+  message(FATAL_ERROR "compile_fail: first line of '${LOOM_SOURCE}' must be `// expect: <regex>`")
+endif()
+set(_regex "${CMAKE_MATCH_1}")
+
+if(_result EQUAL 0)
+  message(FATAL_ERROR
+    "compile_fail: '${LOOM_SOURCE}' was expected NOT to compile, "
+    "but target ${LOOM_TARGET} built successfully:\n${_output}")
+endif()
+
+if(NOT _output MATCHES "${_regex}")
+  message(FATAL_ERROR
+    "compile_fail: '${LOOM_SOURCE}' failed to compile as expected, but the output "
+    "does not match the expected regex\n  ${_regex}\n--- build output ---\n${_output}")
+endif()
+
+message(STATUS "compile_fail: ${LOOM_TARGET} failed to compile as expected (matched: ${_regex})")

@@ -1,0 +1,72 @@
+# loom_target_defaults(<target>)
+#
+# Applies loom's in-tree build settings to <target> (tests, compile-fail
+# targets, docs lessons/snippets, examples, benchmarks). Never used for the
+# loom library target itself, and never touches global flags.
+#
+#   * links loom::loom
+#   * warnings: -Wall -Wextra -Wpedantic (+ -Werror when LOOM_WERROR)
+#   * -march=native when LOOM_NATIVE (falls back to -mcpu=native, or nothing,
+#     when the compiler does not accept -march=native)
+#   * -fsanitize=address,undefined -fno-omit-frame-pointer
+#     -fno-sanitize-recover=all (compile + link) when LOOM_SANITIZE
+include_guard(GLOBAL)
+
+include(CheckCXXCompilerFlag)
+
+if(LOOM_NATIVE AND NOT DEFINED LOOM_NATIVE_FLAG)
+  if(MSVC)
+    set(_loom_native_flag "")
+  else()
+    check_cxx_compiler_flag("-march=native" LOOM_HAS_MARCH_NATIVE)
+    if(LOOM_HAS_MARCH_NATIVE)
+      set(_loom_native_flag "-march=native")
+    else()
+      check_cxx_compiler_flag("-mcpu=native" LOOM_HAS_MCPU_NATIVE)
+      if(LOOM_HAS_MCPU_NATIVE)
+        set(_loom_native_flag "-mcpu=native")
+      else()
+        set(_loom_native_flag "")
+        message(WARNING "loom: LOOM_NATIVE=ON but the compiler accepts neither -march=native nor -mcpu=native")
+      endif()
+    endif()
+  endif()
+  set(LOOM_NATIVE_FLAG "${_loom_native_flag}" CACHE STRING
+      "Architecture flag used for in-tree targets when LOOM_NATIVE=ON")
+  mark_as_advanced(LOOM_NATIVE_FLAG)
+  unset(_loom_native_flag)
+endif()
+
+function(loom_target_defaults target)
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "loom_target_defaults: '${target}' is not a target")
+  endif()
+
+  target_link_libraries(${target} PRIVATE loom::loom)
+
+  if(MSVC)
+    target_compile_options(${target} PRIVATE /W4 /permissive-)
+    if(LOOM_WERROR)
+      target_compile_options(${target} PRIVATE /WX)
+    endif()
+  else()
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+    if(LOOM_WERROR)
+      target_compile_options(${target} PRIVATE -Werror)
+    endif()
+    if(LOOM_NATIVE AND LOOM_NATIVE_FLAG)
+      target_compile_options(${target} PRIVATE ${LOOM_NATIVE_FLAG})
+    endif()
+    if(LOOM_SANITIZE)
+      set(_san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+      target_compile_options(${target} PRIVATE ${_san})
+      target_link_options(${target} PRIVATE ${_san})
+      if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+        # GCC 12 reports false -Wmaybe-uninitialized positives under ASan in
+        # inlined libstdc++ code (e.g. std::regex, used by Catch2's main);
+        # keep the warning visible but do not let it fail -Werror builds.
+        target_compile_options(${target} PRIVATE -Wno-error=maybe-uninitialized)
+      endif()
+    endif()
+  endif()
+endfunction()
