@@ -28,3 +28,16 @@ struct alias_error : error {
 };
 
 }  // namespace loom
+
+#include <sstream>
+
+namespace loom::detail {
+/// Builds a message from pieces (ostringstream, not operator+ chains: those trip GCC 12's
+/// -Wrestrict false positive at -O3).
+template <class... A>
+std::string cat(const A&... a) {
+  std::ostringstream os;
+  (os << ... << a);
+  return os.str();
+}
+}  // namespace loom::detail

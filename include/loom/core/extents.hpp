@@ -37,8 +37,7 @@ class extents {
     if constexpr (N == rank && rank != rank_dynamic) {
       for (std::size_t d = 0; d < rank; ++d) {
         if (static_values[d] != dyn && static_values[d] != e[d])
-          throw shape_error("loom::extents: dimension " + std::to_string(d) + " is static with extent " +
-                            std::to_string(static_values[d]) + " but " + std::to_string(e[d]) + " was given");
+          throw shape_error(detail::cat("loom::extents: dimension ", d, " is static with extent ", static_values[d], " but ", e[d], " was given"));
         v_[d] = e[d];
       }
     } else if constexpr (N == rank) {
@@ -49,8 +48,7 @@ class extents {
     }
     for (std::size_t d = 0; d < rank; ++d)
       if (v_[d] < 0)
-        throw shape_error("loom::extents: dimension " + std::to_string(d) + " has negative extent " +
-                          std::to_string(v_[d]));
+        throw shape_error(detail::cat("loom::extents: dimension ", d, " has negative extent ", v_[d]));
   }
 
   constexpr index_t extent(std::size_t d) const {

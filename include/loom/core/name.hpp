@@ -15,7 +15,7 @@ class tensor_name {
   tensor_name() {
     // Unnamed tensors get a stable, distinct name so errors still say which one.
     static std::atomic<unsigned> counter{0};
-    set("t" + std::to_string(counter.fetch_add(1, std::memory_order_relaxed)));
+    set(std::string("t").append(std::to_string(counter.fetch_add(1, std::memory_order_relaxed))));
   }
   explicit tensor_name(std::string_view s) { set(s); }
 

@@ -102,9 +102,7 @@ class TensorView : public indexable<TensorView<T, Rank, Ext>, Rank> {
   TensorView<T, Rank> block(const shape_t<Rank>& first, const shape_t<Rank>& count) const {
     for (std::size_t d = 0; d < Rank; ++d)
       if (first[d] < 0 || count[d] < 0 || first[d] + count[d] > ext_.extent(d))
-        throw bounds_error("loom: block of '" + name_.str() + "' dimension " + std::to_string(d) + ": [" +
-                           std::to_string(first[d]) + ", " + std::to_string(first[d] + count[d]) +
-                           ") is outside extent " + std::to_string(ext_.extent(d)));
+        throw bounds_error(detail::cat("loom: block of '", name_.str(), "' dimension ", d, ": [", first[d], ", ", first[d] + count[d], ") is outside extent ", ext_.extent(d)));
     bool empty = std::any_of(count.begin(), count.end(), [](index_t c) { return c == 0; });
     return TensorView<T, Rank>(empty ? data_ : data_ + offset(first), dims<Rank>(count), stride_, name_);
   }
@@ -113,7 +111,7 @@ class TensorView : public indexable<TensorView<T, Rank, Ext>, Rank> {
     shape_t<Rank> e{};
     strides_t<Rank> s{};
     for (std::size_t d = 0; d < Rank; ++d) {
-      if (step[d] < 1) throw shape_error("loom: strided view of '" + name_.str() + "': step must be >= 1");
+      if (step[d] < 1) throw shape_error(detail::cat("loom: strided view of '", name_.str(), "': step must be >= 1"));
       e[d] = (ext_.extent(d) + step[d] - 1) / step[d];
       s[d] = stride_[d] * step[d];
     }

@@ -183,13 +183,9 @@ struct access : expr_node {
     using I = std::tuple_element_t<D, std::tuple<Idx...>>;
     if constexpr (is_var<I>) {
       // A lone variable ranging past the tensor is a shape mismatch, not an offset error.
-      throw shape_error("loom::shape_error: " + what + ": dimension " + std::to_string(D) + " of '" +
-                        std::string(view.name()) + "' has extent " + std::to_string(n) + " but " + I::name() +
-                        " ranges over " + std::to_string(hi + 1));
+      throw shape_error(detail::cat("loom::shape_error: ", what, ": dimension ", D, " of '", std::string(view.name()), "' has extent ", n, " but ", I::name(), " ranges over ", hi + 1));
     } else {
-      throw bounds_error("loom::bounds_error: " + what + ": dimension " + std::to_string(D) + " of '" +
-                         std::string(view.name()) + "' needs indices [" + std::to_string(lo) + ", " +
-                         std::to_string(hi) + "] but its extent is " + std::to_string(n));
+      throw bounds_error(detail::cat("loom::bounds_error: ", what, ": dimension ", D, " of '", std::string(view.name()), "' needs indices [", lo, ", ", hi, "] but its extent is ", n));
     }
   }
   std::string to_string_access() const {

@@ -34,13 +34,12 @@ void infer_extents(const Def& d, State& s) {
           index_t& e = s.ext[meta::index_of<vars, I>];
           std::string& src = source[meta::index_of<rv, I>];
           const index_t n = a.view.extent(D);
-          std::string here = to_string(a) + " dimension " + std::to_string(D);
+          std::string here = detail::cat(to_string(a), " dimension ", D);
           if (e < 0) {
             e = n;
             src = here;
           } else if (e != n) {
-            throw shape_error("loom::shape_error: reduction variable " + I::name() + " has extent " +
-                              std::to_string(e) + " from " + src + " but " + std::to_string(n) + " from " + here);
+            throw shape_error(detail::cat("loom::shape_error: reduction variable ", I::name(), " has extent ", e, " from ", src, " but ", n, " from ", here));
           }
         }
       }(), ...);
@@ -48,8 +47,7 @@ void infer_extents(const Def& d, State& s) {
   });
   meta::for_each_type<rv>([&]<class V>(V*) {
     if (s.ext[meta::index_of<vars, V>] < 0)
-      throw shape_error("loom::shape_error: reduction variable " + V::name() +
-                        " never indexes a tensor dimension on its own, so its extent cannot be inferred");
+      throw shape_error(detail::cat("loom::shape_error: reduction variable ", V::name(), " never indexes a tensor dimension on its own, so its extent cannot be inferred"));
   });
 }
 

@@ -86,8 +86,39 @@ struct default_schedule {
   static constexpr bool transposed = !has_red && pure::size == 2 && !std::is_same_v<p_last, void> &&
                                      some_last_is<inputs, meta::at<meta::concat<pure, meta::list<void, void>>, 0>>;
 
+  // Reduction loops listed for reorder<>: they go between the output's outer loops and the
+  // register block.
+  template <class... R>
+  struct red_block_1d {  // cs(j) = sum(i, X(i, j)): strips of 16 vectors, rows streamed
+    static constexpr index_t W = index_t(simd::native_width<typename Def::value_type>);
+    using type = schedule<split<p_last{}, 16 * W>, split<inner_loop<p_last>{}, W>, vectorize<inner_loop<inner_loop<p_last>>{}>,
+                          reorder<outer_loop<p_last>{}, R{}..., outer_loop<inner_loop<p_last>>{}, inner_loop<inner_loop<p_last>>{}>,
+                          parallel<outer_loop<p_last>{}, parallel_min_points>>;
+  };
+  template <class P0, class... R>
+  struct red_block_2d {  // C(i, j) = sum(k, A(i, k) * B(k, j)): a 6 x 4W register tile
+    static constexpr index_t W = index_t(simd::native_width<typename Def::value_type>);
+    using type = schedule<split<P0{}, 6>, split<p_last{}, 4 * W>, split<inner_loop<p_last>{}, W>,
+                          vectorize<inner_loop<inner_loop<p_last>>{}>,
+                          reorder<outer_loop<P0>{}, outer_loop<p_last>{}, R{}..., inner_loop<P0>{},
+                                  outer_loop<inner_loop<p_last>>{}, inner_loop<inner_loop<p_last>>{}>,
+                          parallel<outer_loop<P0>{}, parallel_min_points>>;
+  };
+  template <class L>
+  struct expand_1d;
+  template <class... R>
+  struct expand_1d<meta::list<R...>> : red_block_1d<R...> {};
+  template <class P0, class L>
+  struct expand_2d;
+  template <class P0, class... R>
+  struct expand_2d<P0, meta::list<R...>> : red_block_2d<P0, R...> {};
+
   static auto pick() {
-    if constexpr (reduce_lanes && has_pure) {
+    if constexpr (has_red && !reduce_lanes && pure::size == 1 && Def::rhs_type::reductions::size == 1) {
+      return typename expand_1d<rv>::type{};
+    } else if constexpr (has_red && !reduce_lanes && pure::size == 2 && Def::rhs_type::reductions::size == 1) {
+      return typename expand_2d<meta::at<pure, 0>, rv>::type{};
+    } else if constexpr (reduce_lanes && has_pure) {
       using P0 = meta::at<pure, 0>;
       return schedule<vectorize<r_last{}>, unroll<outer_loop<r_last>{}, 4>, parallel<P0{}, parallel_min_points>>{};
     } else if constexpr (reduce_lanes) {
