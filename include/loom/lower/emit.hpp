@@ -126,6 +126,8 @@ struct emitter {
           carry = walk<vector_mode<Mode::contiguous, true>, Blk, Full>(rest, c, leaf, carry);
         }
       }
+    } else if constexpr (strip_mined<P, Rest...>) {                          // outer<Q> + vector inner<Q>
+      carry = strip<Mode, Blk, Full>(std::index_sequence<Rest...>{}, s, leaf, carry);
     } else if constexpr (D::kind == loop_kind::unrolled || Plan::template block_loop<P>) {  // unrolled
       constexpr index_t F = Plan::template trip_of<P>;
       constexpr index_t stride = Plan::template block_stride<P>;
@@ -142,6 +144,55 @@ struct emitter {
       }
     } else {                                                                 // serial
       for (index_t t = 0; t < n; ++t) carry = step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
+    }
+    return carry;
+  }
+
+  /// A serial outer<Q> directly followed by the vectorized inner<Q>: one strip-mined loop over
+  /// whole vectors and one tail after it, instead of a tail test in every iteration.
+  template <std::size_t P, std::size_t... Rest>
+  static constexpr bool strip_mined = [] {
+    using D = meta::at<typename Plan::loops, P>;
+    if constexpr (sizeof...(Rest) == 0 || D::kind != loop_kind::serial || Plan::template block_loop<P>) {
+      return false;
+    } else if constexpr (!requires { typename sched::outer_parent<typename D::id>::type; }) {
+      return false;
+    } else {
+      using Next = meta::at<typename Plan::loops, meta::at<meta::list<std::integral_constant<std::size_t, Rest>...>, 0>::value>;
+      return Next::kind == loop_kind::vectorized &&
+             std::is_same_v<typename Next::id, inner_loop<typename sched::outer_parent<typename D::id>::type>>;
+    }
+  }();
+
+  template <class Mode, index_t Blk, bool Full, class Leaf, class Carry, std::size_t V, std::size_t... Rest>
+  static LOOM_INLINE Carry strip(std::index_sequence<V, Rest...>, const state& s, const Leaf& leaf, Carry carry) {
+    using Y = typename meta::at<typename Plan::loops, V>::id;  // inner<Q>, the lanes
+    using Q = typename sched::inner_parent<Y>::type;
+    using Tail = tail_of<Y>;
+    constexpr index_t W = index_t(Plan::width);
+    constexpr std::size_t slot = sched::split_slot<splits, Q>;
+    constexpr auto rest = std::index_sequence<Rest...>{};
+    using full_mode = vector_mode<Mode::contiguous, false>;
+    const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
+    const index_t whole = n / W;
+    auto vector_at = [&](index_t start, index_t active) LOOM_LAMBDA_INLINE {
+      state c = s;
+      c.lo[slot] = start;
+      c.n[slot] = active;
+      c.active = active;
+      act<Q>(c, start);
+      return c;
+    };
+    for (index_t t = 0; t < whole; ++t) carry = walk<full_mode, Blk, Full>(rest, vector_at(lo + t * W, W), leaf, carry);
+    const index_t left = n - whole * W;
+    if (left > 0) {
+      if constexpr (std::is_same_v<Tail, tail::guard>) {                    // scalar epilogue
+        for (index_t u = 0; u < left; ++u) carry = step<Q, Mode, Blk, Full>(rest, s, lo + whole * W + u, leaf, carry);
+      } else if (std::is_same_v<Tail, tail::shift_inwards> && whole > 0) {  // last vector moved back
+        carry = walk<full_mode, Blk, Full>(rest, vector_at(lo + n - W, W), leaf, carry);
+      } else {                                                               // masked
+        carry = walk<vector_mode<Mode::contiguous, true>, Blk, Full>(rest, vector_at(lo + whole * W, left), leaf, carry);
+      }
     }
     return carry;
   }

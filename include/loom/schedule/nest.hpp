@@ -119,6 +119,14 @@ struct inner_parent<inner_loop<Y>> {
   using type = Y;
 };
 
+/// Loops whose trip count the compiler knows: inner<P>, and outer<P> of such a P.
+template <class Y>
+inline constexpr bool constant_trip = false;
+template <class Y>
+inline constexpr bool constant_trip<inner_loop<Y>> = true;
+template <class Y>
+inline constexpr bool constant_trip<outer_loop<Y>> = constant_trip<Y>;
+
 template <class Y>
 struct outer_parent;
 template <class Y>
@@ -250,8 +258,9 @@ struct apply<N, fuse<V1, V2>, T> {
 template <class N, auto V, index_t F, class Tail, class T>
 struct apply<N, unroll<V, F, Tail>, T> {
   using L = loop_t<V>;
-  static_assert(F != 0 || is_inner<L>,
-                "loom::unroll<V>: without a factor, V must be the inner loop of a split (a constant trip count); write unroll<V, F>");
+  static_assert(F != 0 || constant_trip<L>,
+                "loom::unroll<V>: without a factor, V must have a constant trip count (the inner<> loop of a split, or "
+                "the outer<> loop of a split inner<> loop); write unroll<V, F>");
   static_assert(!std::is_same_v<Tail, tail::masked>, "loom::unroll: tail::masked applies to vectorized loops only");
   using split_nest = std::conditional_t<F == 0, N, typename do_split<N, L, (F == 0 ? 1 : F), Tail>::type>;
   using target = std::conditional_t<F == 0, L, inner_loop<L>>;
