@@ -18,6 +18,7 @@ enum class accumulation {
 template <class Def, class Sched>
 struct plan {
   using def = Def;
+  using schedule_type = Sched;
   using T = typename Def::value_type;
   using built = typename sched::apply_all<typename sched::initial<typename Def::loop_vars>::type, Sched, T>::type;
   using loops = typename built::loops;
@@ -63,12 +64,26 @@ struct plan {
                 "loom::vectorize: only one loop can be vectorized");
   static_assert(count_if([](auto p) { return loop_at<p>::kind == loop_kind::parallel; }) <= 1,
                 "loom::parallel: only one loop can be parallel (fuse<> two loops to parallelize both)");
-  static_assert(!parallelized || is_pure_at<(parallelized ? par_pos : 0)>,
-                "loom::parallel<V>: V iterates a reduction variable; threads would race on the accumulator. "
-                "Parallelize a loop over the output's variables instead");
+  /// A deterministic parallel reduction: the outermost loop is outer<k> of a reduction variable
+  /// k split by F. Each chunk of F values of k reduces into its own partial result; partials are
+  /// combined in chunk order, so the result does not depend on the thread count.
+  static constexpr bool chunked_reduction = [] {
+    if constexpr (parallelized) {
+      using Y = typename loop_at<par_pos>::id;
+      if constexpr (requires { typename sched::outer_parent<Y>::type; }) {
+        using R = typename sched::outer_parent<Y>::type;
+        return is_var<R> && meta::contains<rvars, R> && par_pos == 0;
+      }
+    }
+    return false;
+  }();
+  static_assert(!parallelized || chunked_reduction || is_pure_at<(parallelized ? par_pos : 0)>,
+                "loom::parallel<V>: V iterates a reduction variable, and threads would race on the accumulator. For a "
+                "deterministic parallel reduction split it (split<k, F>), make outer<k> the outermost loop and "
+                "parallelize outer<k>; or parallelize a loop over the output's variables");
   static_assert(!parallelized || !vectorized || par_pos < vec_pos,
                 "loom::parallel<V>: a parallel loop cannot be inside the vectorized loop");
-  static_assert(!parallelized || par_pos < red_pos,
+  static_assert(!parallelized || chunked_reduction || par_pos < red_pos,
                 "loom::parallel<V>: the parallel loop must be outside the reduction's loops (reorder it outwards)");
 
   using lane = std::conditional_t<vectorized, meta::at<sched::roots_t<typename meta::at<meta::concat<loops, meta::list<loop_desc<void>>>, vec_pos>::id>, 0>, void>;
@@ -111,18 +126,18 @@ struct plan {
   static constexpr accumulation acc_kind =
       red_pos == N ? accumulation::none : region_pure_static ? accumulation::registers : accumulation::into_output;
   static constexpr bool rhs_is_bare_reduction = is_reduce<typename Def::rhs_type>;
-  static_assert(acc_kind != accumulation::into_output || rhs_is_bare_reduction,
+  static_assert(chunked_reduction || acc_kind != accumulation::into_output || rhs_is_bare_reduction,
                 "loom: this schedule puts a reduction loop outside a pure loop of non-constant trip count, which "
                 "makes the output the accumulator; that needs the right side to be the reduction alone. Move the "
                 "reduction loops inwards, or split/unroll/vectorize the pure loops inside them");
   static constexpr bool into_output_ok = [] {
-    if constexpr (acc_kind == accumulation::into_output) {
+    if constexpr (acc_kind == accumulation::into_output && rhs_is_bare_reduction) {
       return std::is_same_v<typename Def::mode, assign_set> || std::is_same_v<typename Def::rhs_type::op_type, red::sum>;
     } else {
       return true;
     }
   }();
-  static_assert(into_output_ok, "loom: `out += maximum/minimum/product(...)` cannot use the output as accumulator; move the reduction loops inwards");
+  static_assert(chunked_reduction || into_output_ok, "loom: `out += maximum/minimum/product(...)` cannot use the output as accumulator; move the reduction loops inwards");
 
   /// A loop inside the reduction that gets its own accumulators: constant-trip pure loops, and
   /// unrolled reduction loops (separate partial results break the dependency chain).

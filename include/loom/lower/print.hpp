@@ -63,6 +63,10 @@ struct printer {
     d.rhs.print(rhs_s);
     const std::string out = out_s.str(), rhs = rhs_s.str(), assign = Def::mode::sym;
     constexpr std::size_t R = Plan::acc_kind == accumulation::none ? Plan::N : Plan::red_pos;
+    if constexpr (Plan::chunked_reduction) {
+      os << "// deterministic parallel reduction: each iteration of the parallel loop reduces its chunk into a\n"
+            "// private partial result; the partials are combined in chunk order, then the epilogue runs\n";
+    }
     if constexpr (Plan::acc_kind == accumulation::into_output) {
       if constexpr (std::is_same_v<typename Def::mode, assign_set>) os << out << " = identity for all points\n";
     }

@@ -131,6 +131,85 @@ void execute_bound(const Def& d, State& s, index_t points) {
   }
 }
 
+template <class S>
+struct without_parallel;
+template <class... D>
+struct without_parallel<schedule<D...>> {
+  template <class X>
+  struct keep : std::true_type {};
+  template <auto V, index_t G>
+  struct keep<parallel<V, G>> : std::false_type {};
+  using type = decltype([]<class... K>(meta::list<K...>*) { return schedule<K...>{}; }(
+      static_cast<meta::filter<meta::list<D...>, keep>*>(nullptr)));
+};
+
+template <class Plan, class Def>
+void execute(const Def& def);
+template <class Plan, class Def, class State>
+void execute_checked(const Def& def, State& s, index_t points);
+
+/// parallel<outer<k>>: chunks of k reduce in parallel into private partial results (the bare
+/// reduction, under the rest of the schedule), then one pass combines them in chunk order and
+/// applies the epilogue. Each chunk is its own run over shifted base pointers, so nothing about
+/// it depends on how many threads there are.
+template <class Plan, class Sched, class Def, class State>
+void execute_chunked(const Def& def, const State& s) {
+  using T = typename Def::value_type;
+  using R = typename sched::outer_parent<typename meta::at<typename Plan::loops, 0>::id>::type;
+  constexpr index_t F = sched::split_of<typename Plan::splits, R>::factor;
+  constexpr std::size_t rank = Def::lhs_type::rank;
+  using pure = typename Def::pure_vars;
+  const index_t K = s.template extent<R>();
+  const index_t chunks = (K + F - 1) / F;
+
+  shape_t<rank + 1> pshape{};
+  pshape[0] = chunks;
+  for (std::size_t d = 0; d < rank; ++d) pshape[d + 1] = def.lhs.view.extent(d);
+  Tensor<T, rank + 1> partial(pshape, "partial");
+  const index_t outsize = def.lhs.view.size();
+
+  const auto& red = lower::scheduled_reduction(def.rhs);
+  using Red = std::remove_cvref_t<decltype(red)>;
+  using PView = TensorView<T, rank>;
+  auto chunk_def = [&]<class... P>(meta::list<P...>*, index_t c) {
+    shape_t<rank> e{};
+    for (std::size_t d = 0; d < rank; ++d) e[d] = def.lhs.view.extent(d);
+    PView pv(partial.data() + c * outsize, dims<rank>(e), tensor_name("partial"));
+    return definition<access<PView, P...>, Red, assign_set>(access<PView, P...>(pv, P{}...), red);
+  };
+  using PDef = decltype(chunk_def(static_cast<pure*>(nullptr), 0));
+  using PPlan = plan<PDef, typename without_parallel<Sched>::type>;
+  using PState = typename lower::emitter<PPlan>::state;
+
+  index_t points = 1;
+  for (index_t e : def.lhs.view.extents().values()) points *= e;
+  LOOM_PRAGMA(omp parallel for schedule(static) if (chunks > 1))
+  for (index_t c = 0; c < chunks; ++c) {
+    PDef d = chunk_def(static_cast<pure*>(nullptr), c);
+    d.lhs.bind();
+    d.rhs.for_each_access([&](auto& a) {
+      a.bind();
+      a.base += a.template stride_of<R>() * c * F;  // this chunk's first k
+    });
+    PState ps;
+    ps.ext = s.ext;
+    ps.template set<R>(0);
+    ps.ext[meta::index_of<typename PDef::vars, R>] = std::min(F, K - c * F);
+    execute_bound<PPlan>(d, ps, points * F);
+  }
+
+  // out = epilogue(combine over chunks of partial(chunk, ...)), in chunk order.
+  using C = var<'c', 'h', 'u', 'n', 'k', '$'>;
+  auto combined = [&]<class... P>(meta::list<P...>*) {
+    auto acc = partial(C{}, P{}...);
+    return reduce_node<typename Red::op_type, meta::list<C>, decltype(acc)>(acc);
+  }(static_cast<pure*>(nullptr));
+  auto rhs = lower::replace_reduction(def.rhs, combined);
+  using Final = definition<typename Def::lhs_type, decltype(rhs), typename Def::mode>;
+  using FSched = schedule<>;
+  execute<plan<Final, FSched>>(Final(def.lhs, rhs));
+}
+
 template <class Plan, class Def>
 void execute(const Def& def) {
   using state = typename lower::emitter<Plan>::state;
@@ -151,6 +230,15 @@ void execute(const Def& def) {
   def.lhs.check_bounds(s);
   def.rhs.for_each_access([&](const auto& a) { a.check_bounds(s); });
 
+  if constexpr (Plan::chunked_reduction) {
+    execute_chunked<Plan, typename Plan::schedule_type>(def, s);
+  } else {
+    execute_checked<Plan>(def, s, points);
+  }
+}
+
+template <class Plan, class Def, class State>
+void execute_checked(const Def& def, State& s, index_t points) {
   bool aliased = false;
   def.rhs.for_each_access([&](const auto& a) { aliased = aliased || overlaps(def.lhs, a); });
 
