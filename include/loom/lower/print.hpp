@@ -21,7 +21,12 @@ struct printer {
   template <class P>
   struct desc<outer_loop<P>> {
     using S = sched::split_of<splits, P>;
-    static std::string range() { return "[0, ceil(" + P::name() + ".extent / " + std::to_string(S::factor) + "))"; }
+    static std::string range() {
+      if constexpr (Plan::template const_trip<outer_loop<P>> > 0)
+        return "[0, " + std::to_string(Plan::template const_trip<outer_loop<P>>) + ")";
+      else
+        return "[0, ceil(" + P::name() + ".extent / " + std::to_string(S::factor) + "))";
+    }
     static std::string note() { return ""; }
   };
   template <class P>
