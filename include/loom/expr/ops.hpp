@@ -70,9 +70,6 @@ struct sigmoid { static constexpr const char* fn = "sigmoid";
     if constexpr (std::is_arithmetic_v<T>) return via_vector(a, [](auto b) { return vec(b); }); else return vec(a); } };
 }  // namespace op
 
-template <class T>
-inline constexpr bool is_float_op = std::is_floating_point_v<T>;
-
 template <class Op, Expr A>
 struct unary : expr_node {
   using value_type = value_t<A>;
@@ -171,13 +168,11 @@ struct select_node : expr_node {
   LOOM_INLINE value_type eval(const C& c) const { return cond.eval(c) ? a.eval(c) : b.eval(c); }
   template <class VM, class C>
   LOOM_INLINE auto eval_v(const C& c) const {
-    using BT = typename VM::template batch<value_type>;
     auto m = cond.template eval_v<VM>(c);
     if constexpr (std::is_same_v<typename Cond::operand_type, value_type>)
       return xsimd::select(m, a.template eval_v<VM>(c), b.template eval_v<VM>(c));
     else
       return xsimd::select(xsimd::bool_cast(m), a.template eval_v<VM>(c), b.template eval_v<VM>(c));
-    (void)sizeof(BT);
   }
   template <class F> void for_each_access(F&& f) { cond.for_each_access(f); a.for_each_access(f); b.for_each_access(f); }
   template <class F> void for_each_access(F&& f) const { cond.for_each_access(f); a.for_each_access(f); b.for_each_access(f); }

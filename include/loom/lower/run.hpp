@@ -213,7 +213,6 @@ void execute_chunked(const Def& def, const State& s) {
 template <class Plan, class Def>
 void execute(const Def& def) {
   using state = typename lower::emitter<Plan>::state;
-  using vars = typename Def::vars;
   state s;
   infer_extents(def, s);
   index_t points = 1;
@@ -224,7 +223,6 @@ void execute(const Def& def) {
   });
   if (empty_output) return;
   meta::for_each_type<typename Def::scheduled_rvars>([&]<class V>(V*) { points *= std::max<index_t>(s.template extent<V>(), 1); });
-  (void)sizeof(vars);
 
   // Bounds: every access, before anything runs.
   def.lhs.check_bounds(s);
