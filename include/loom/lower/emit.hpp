@@ -44,7 +44,10 @@ struct emitter {
   template <char... C>
   struct ops<var<C...>> {  // a variable: iterating sets its value
     static LOOM_INLINE index_t lo(const state&) { return 0; }
-    static LOOM_INLINE index_t n(const state& s) { return s.template extent<var<C...>>(); }
+    static LOOM_INLINE index_t n(const state& s) {
+      if constexpr (Plan::template static_extent<var<C...>> != dyn) return Plan::template static_extent<var<C...>>;
+      else return s.template extent<var<C...>>();
+    }
     static LOOM_INLINE void act(state& s, index_t t) { s.template set<var<C...>>(t); }
   };
   template <class P>

@@ -30,6 +30,17 @@ struct plan {
 
   template <std::size_t P>
   using loop_at = meta::at<loops, P>;
+
+  /// A pure variable's extent when the output's extents type fixes it (else dyn): a static
+  /// extent divisible by the factors of its splits leaves no tail code at all.
+  template <class V>
+  static constexpr index_t static_extent = [] {
+    using out_idx = typename Def::lhs_type::index_types;
+    if constexpr (meta::contains<out_idx, V>)
+      return Def::lhs_type::view_type::extents_type::static_extent(meta::index_of<out_idx, V>);
+    else
+      return dyn;
+  }();
   template <std::size_t P>
   static constexpr bool is_pure_at = sched::all_roots_in<typename loop_at<P>::id, pure>;
   template <std::size_t P>
