@@ -3,7 +3,7 @@
 #pragma once
 #include <cmath>
 #include <algorithm>
-#include <xsimd/xsimd.hpp>
+#include "../simd/arch.hpp"
 
 #include "../simd/math.hpp"
 #include "node.hpp"
@@ -19,7 +19,18 @@ struct sub { static constexpr const char* sym = "-";
 struct mul { static constexpr const char* sym = "*";
   template <class T> static LOOM_INLINE T apply(const T& a, const T& b) { return a * b; } };
 struct div { static constexpr const char* sym = "/";
-  template <class T> static LOOM_INLINE T apply(const T& a, const T& b) { return a / b; } };
+  template <class T> static LOOM_INLINE T apply(const T& a, const T& b) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      return a / b;
+    } else if constexpr (std::is_floating_point_v<typename T::value_type>) {
+      return a / b;
+    } else {
+      // Integer vectors divide lane by lane; the unused lanes of a masked tail hold 0 and must not
+      // trap (SIGFPE). A zero divisor in a used lane is undefined behaviour in C++ as in loom.
+      using E = typename T::value_type;
+      return a / xsimd::select(b == T(E(0)), T(E(1)), b);
+    }
+  } };
 // Binary functions (printed as calls).
 struct min { static constexpr const char* fn = "min";
   template <class T> static LOOM_INLINE T apply(const T& a, const T& b) {
@@ -34,7 +45,10 @@ struct le { static constexpr const char* sym = "<="; template <class T> static L
 struct gt { static constexpr const char* sym = ">";  template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a > b; } };
 struct ge { static constexpr const char* sym = ">="; template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a >= b; } };
 struct eq { static constexpr const char* sym = "=="; template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a == b; } };
-struct ne { static constexpr const char* sym = "!="; template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a != b; } };
+// xsimd 8.1's AVX-512 `!=` on floats is the ordered compare (false when either side is NaN); IEEE
+// says NaN != anything is true, as in scalar code, so vectors use "not equal" spelled ~(a == b).
+struct ne { static constexpr const char* sym = "!="; template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) {
+    if constexpr (std::is_arithmetic_v<T>) return a != b; else return ~(a == b); } };
 
 // Transcendental functions are evaluated on a vector even in scalar code (one broadcast lane), so
 // every schedule — vectorized, tail, scalar — computes the same function.

@@ -5,7 +5,7 @@
 #include <limits>
 #include <tuple>
 #include <ostream>
-#include <xsimd/xsimd.hpp>
+#include "../simd/arch.hpp"
 
 #include "node.hpp"
 #include "ops.hpp"

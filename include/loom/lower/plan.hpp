@@ -88,7 +88,11 @@ struct plan {
     }
     return false;
   }();
-  static_assert(!parallelized || chunked_reduction || is_pure_at<(parallelized ? par_pos : 0)>,
+  static constexpr bool parallel_loop_is_pure = [] {
+    if constexpr (parallelized) return is_pure_at<par_pos>;  // (guarded: N may be 0)
+    else return true;
+  }();
+  static_assert(chunked_reduction || parallel_loop_is_pure,
                 "loom::parallel<V>: V iterates a reduction variable, and threads would race on the accumulator. For a "
                 "deterministic parallel reduction split it (split<k, F>), make outer<k> the outermost loop and "
                 "parallelize outer<k>; or parallelize a loop over the output's variables");

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "../core/error.hpp"
 #include "find_reduction.hpp"
 #include "plan.hpp"
 
@@ -15,7 +16,7 @@ struct printer {
 
   template <class Y>
   struct desc {
-    static std::string range() { return "[0, " + Y::name() + ".extent)"; }
+    static std::string range() { return detail::cat("[0, ", Y::name(), ".extent)"); }
     static std::string note() { return ""; }
   };
   template <class P>
@@ -23,21 +24,21 @@ struct printer {
     using S = sched::split_of<splits, P>;
     static std::string range() {
       if constexpr (Plan::template const_trip<outer_loop<P>> > 0)
-        return "[0, " + std::to_string(Plan::template const_trip<outer_loop<P>>) + ")";
+        return detail::cat("[0, ", Plan::template const_trip<outer_loop<P>>, ")");
       else
-        return "[0, ceil(" + P::name() + ".extent / " + std::to_string(S::factor) + "))";
+        return detail::cat("[0, ceil(", P::name(), ".extent / ", S::factor, "))");
     }
     static std::string note() { return ""; }
   };
   template <class P>
   struct desc<inner_loop<P>> {
     using S = sched::split_of<splits, P>;
-    static std::string range() { return "[0, " + std::to_string(S::factor) + ")"; }
-    static std::string note() { return std::string("  // tail: ") + S::tail_type::name; }
+    static std::string range() { return detail::cat("[0, ", S::factor, ")"); }
+    static std::string note() { return detail::cat("  // tail: ", S::tail_type::name); }
   };
   template <class A, class B>
   struct desc<fused_loop<A, B>> {
-    static std::string range() { return "[0, " + A::name() + ".extent * " + B::name() + ".extent)"; }
+    static std::string range() { return detail::cat("[0, ", A::name(), ".extent * ", B::name(), ".extent)"); }
     static std::string note() { return ""; }
   };
 
@@ -50,8 +51,8 @@ struct printer {
                        : D::kind == loop_kind::parallel ? "parallel "
                                                         : "";
     if (D::kind == loop_kind::serial && Plan::template block_loop<P>) kind = "unrolled ";
-    std::string s = kind + "for " + Y::name() + " in " + desc<Y>::range() + ":";
-    if constexpr (D::kind == loop_kind::vectorized) s += "  // " + std::to_string(Plan::width) + " lanes";
+    std::string s = detail::cat(kind, "for ", Y::name(), " in ", desc<Y>::range(), ":");
+    if constexpr (D::kind == loop_kind::vectorized) s += detail::cat("  // ", Plan::width, " lanes");
     return s + desc<Y>::note();
   }
 

@@ -1,9 +1,9 @@
 // loom/simd/math.hpp — float exp and sigmoid with fewer operations than xsimd's, at float
-// accuracy (a few ulp over the full range; the tests measure it against double). Fused elementwise chains are bound by memory bandwidth only
-// once their math is this cheap. double and integer types fall back to xsimd.
+// accuracy (a few ulp over the full range; the tests measure it against double). Fused
+// elementwise chains are bound by memory bandwidth only once their math is this cheap. double and integer types fall back to xsimd.
 #pragma once
 #include <cmath>
-#include <xsimd/xsimd.hpp>
+#include "arch.hpp"
 
 #include "../core/config.hpp"
 
@@ -38,7 +38,7 @@ LOOM_INLINE xsimd::batch<float, A> fast_exp(const xsimd::batch<float, A>& x) {
   B res = er * s1 * s2;
   res = xsimd::select(x > hi, B(INFINITY), res);
   res = xsimd::select(x < lo, B(0.f), res);
-  return xsimd::select(x != x, x, res);
+  return xsimd::select(~(x == x), x, res);  // NaN in, NaN out (xsimd 8.1's `!=` is ordered)
 }
 
 /// 1 / d to about 2^-23 relative: the hardware estimate and one Newton step.

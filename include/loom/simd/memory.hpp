@@ -3,7 +3,6 @@
 // AVX-512 uses its mask registers; other targets go through a small aligned buffer.
 #pragma once
 #include <cstring>
-#include <xsimd/xsimd.hpp>
 
 #include "../core/config.hpp"
 #include "arch.hpp"
@@ -96,7 +95,11 @@ LOOM_INLINE typename B::batch_bool_type first_lanes(index_t n) {
   using IB = xsimd::batch<I, typename B::arch_type>;
   alignas(64) I iota[B::size];
   for (std::size_t l = 0; l < B::size; ++l) iota[l] = static_cast<I>(l);
-  return xsimd::bool_cast(IB::load_aligned(iota) < IB(static_cast<I>(n)));
+  const auto mask = IB::load_aligned(iota) < IB(static_cast<I>(n));
+  if constexpr (std::is_integral_v<elem_t<B>>)
+    return mask;  // already the mask of B (bool_cast is only defined for float/double masks)
+  else
+    return xsimd::bool_cast(mask);
 }
 
 }  // namespace loom::simd

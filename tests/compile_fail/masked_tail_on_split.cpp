@@ -1,0 +1,16 @@
+// expect: loom::split: tail::masked applies to vectorized loops only
+// compile_fail: tail::masked on a plain split.
+#include <loom/loom.hpp>
+
+using namespace loom::vars;
+
+int main() {
+  loom::Tensor<float, 2> A("A", 8, 8), B("B", 8, 8), C("C", 8, 8);
+  loom::Tensor<float, 1> v("v", 8);
+#ifndef LOOM_COMPILE_FAIL_CONTROL
+  loom::run<loom::schedule<loom::split<j, 4, loom::tail::masked>>>(C(i, j) = A(i, j));
+#else
+  loom::run<loom::schedule<loom::vectorize<j, 4, loom::tail::masked>>>(C(i, j) = A(i, j));
+#endif
+  return 0;
+}

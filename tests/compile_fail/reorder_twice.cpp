@@ -1,0 +1,16 @@
+// expect: loom::reorder: names the same loop twice
+// compile_fail: reorder<> naming the same loop twice.
+#include <loom/loom.hpp>
+
+using namespace loom::vars;
+
+int main() {
+  loom::Tensor<float, 2> A("A", 8, 8), B("B", 8, 8), C("C", 8, 8);
+  loom::Tensor<float, 1> v("v", 8);
+#ifndef LOOM_COMPILE_FAIL_CONTROL
+  loom::run<loom::schedule<loom::reorder<j, i, j>>>(C(i, j) = A(i, j) * 2.f);
+#else
+  loom::run<loom::schedule<loom::reorder<j, i>>>(C(i, j) = A(i, j) * 2.f);
+#endif
+  return 0;
+}

@@ -1,0 +1,16 @@
+// expect: loom::parallel: only one loop can be parallel
+// compile_fail: two parallel loops (fuse them to parallelize both).
+#include <loom/loom.hpp>
+
+using namespace loom::vars;
+
+int main() {
+  loom::Tensor<float, 2> A("A", 8, 8), B("B", 8, 8), C("C", 8, 8);
+  loom::Tensor<float, 1> v("v", 8);
+#ifndef LOOM_COMPILE_FAIL_CONTROL
+  loom::run<loom::schedule<loom::parallel<i>, loom::parallel<j>>>(C(i, j) = A(i, j) * 2.f);
+#else
+  loom::run<loom::schedule<loom::fuse<i, j>, loom::parallel<loom::fused<i, j>>>>(C(i, j) = A(i, j) * 2.f);
+#endif
+  return 0;
+}

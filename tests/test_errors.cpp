@@ -1,0 +1,268 @@
+// tests/test_errors.cpp — every run-time error path: bounds_error for affine indices out of range
+// (the message names the access, the tensor, the dimension, the range needed and the extent),
+// shape_error for lone variables ranging past a tensor and for reduction extents that disagree or
+// cannot be inferred, and in every case: nothing was written. Zero-extent outputs are no-ops.
+#include "support.hpp"
+
+using loom::index_t;
+using namespace loom::vars;
+using lt::idx_t;
+
+namespace {
+
+// The checks run before any loop and are the same for every schedule; a scalar schedule keeps
+// the compile time down (a few use the default schedule, the chunked and accumulating paths).
+using S0 = loom::schedule<>;
+
+/// Runs f, which must throw E; returns the message (empty if it did not throw E).
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return lt::str("a different exception: ", e.what());
+  }
+  return {};
+}
+
+/// The view's elements all still hold `value` (bitwise; works for NaN sentinels).
+template <class V, class T>
+bool all_equal(const V& v, T value) {
+  bool ok = true;
+  lt::for_each_index(lt::extents_of(v), [&](const auto& q) { ok = ok && lt::same_bits(lt::at(v, q), value); });
+  return ok;
+}
+
+void check_contains(const std::string& msg, std::initializer_list<const char*> parts) {
+  INFO("message: " << msg);
+  CHECK(!msg.empty());
+  for (const char* p : parts) {
+    INFO("expected in the message: '" << p << "'");
+    CHECK(msg.find(p) != std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("errors: every loom error derives from loom::error", "[errors]") {
+  static_assert(std::is_base_of_v<loom::error, loom::bounds_error>);
+  static_assert(std::is_base_of_v<loom::error, loom::shape_error>);
+  static_assert(std::is_base_of_v<loom::error, loom::alias_error>);
+  static_assert(std::is_base_of_v<std::runtime_error, loom::error>);
+  loom::Tensor<float, 1> in("in", 4), out("out", 4);
+  CHECK_THROWS_AS(loom::run<S0>(out(x) = in(x + 1)), loom::error);
+  CHECK_THROWS_AS(loom::run<S0>(out(x) = in(x + 1)), std::runtime_error);
+}
+
+TEST_CASE("errors: bounds_error names the access, the dimension, the range and the extent", "[errors][bounds]") {
+  const float S = -7.25f;
+  SECTION("1-D offset past the end") {
+    loom::Tensor<float, 1> in("in", 10), out("out", 10);
+    lt::fill(out.view(), S);
+    const auto msg = message_of<loom::bounds_error>([&] { loom::run(out(x) = in(x) + in(x + 1)); });
+    check_contains(msg, {"in(x + 1)", "'in'", "dimension 0", "[1, 10]", "extent is 10"});
+    CHECK(all_equal(out.view(), S));
+  }
+  SECTION("1-D negative offset") {
+    loom::Tensor<float, 1> in("in", 6), out("out", 6);
+    lt::fill(out.view(), S);
+    const auto msg = message_of<loom::bounds_error>([&] { loom::run<S0>(out(x) = in(x - 1)); });
+    check_contains(msg, {"in(x - 1)", "dimension 0", "[-1, 4]", "extent is 6"});
+    CHECK(all_equal(out.view(), S));
+  }
+  SECTION("scaled index") {
+    loom::Tensor<float, 1> in("samples", 9), out("out", 5);
+    lt::fill(out.view(), S);
+    auto ok = message_of<loom::bounds_error>([&] { loom::run<S0>(out(x) = in(2 * x)); });  // needs [0, 8]: fits
+    CHECK(ok.empty());
+    loom::Tensor<float, 1> out6("out6", 6);
+    lt::fill(out6.view(), S);
+    const auto msg = message_of<loom::bounds_error>([&] { loom::run<S0>(out6(x) = in(2 * x)); });
+    check_contains(msg, {"samples(2 * x)", "'samples'", "dimension 0", "[0, 10]", "extent is 9"});
+    CHECK(all_equal(out6.view(), S));
+  }
+  SECTION("second dimension of a 2-D stencil, under several schedules") {
+    loom::Tensor<float, 2> in("img", 8, 12), out("out", 8, 11);
+    auto def = out(y, x) = in(y, x) + in(y, x + 2);
+    auto check = [&](auto run_it) {
+      lt::fill(out.view(), S);
+      const auto msg = message_of<loom::bounds_error>(run_it);
+      check_contains(msg, {"img(y, x + 2)", "dimension 1", "[2, 12]", "extent is 12"});
+      CHECK(all_equal(out.view(), S));
+    };
+    check([&] { loom::run(def); });
+    check([&] { loom::run<loom::schedule<loom::vectorize<x, loom::native, loom::tail::masked>, loom::parallel<y>>>(def); });
+    check([&] { loom::run<loom::schedule<loom::tile<y, x, 4, 4>, loom::fuse<loom::outer<y>, loom::outer<x>>>>(def); });
+  }
+  SECTION("an affine index mixing two variables") {
+    loom::Tensor<float, 2> in("in", 5, 9), out("out", 5, 5);
+    // x + y ranges over [0, 8]: an extent of 9 fits exactly.
+    CHECK_NOTHROW(loom::run<S0>(out(y, x) = in(y, x + y)));
+    lt::fill(out.view(), S);
+    loom::Tensor<float, 2> in2("in2", 5, 8);
+    const auto msg2 = message_of<loom::bounds_error>([&] { loom::run<S0>(out(y, x) = in2(y, x + y)); });
+    check_contains(msg2, {"in2(y, x + y)", "dimension 1", "[0, 8]", "extent is 8"});
+    CHECK(all_equal(out.view(), S));
+  }
+  SECTION("inside a reduction") {
+    loom::Tensor<float, 2> A("A", 4, 6);
+    loom::Tensor<float, 1> v("v", 6), out("out", 4);
+    lt::fill(out.view(), S);
+    const auto msg = message_of<loom::bounds_error>([&] { loom::run<S0>(out(i) = sum(k, A(i, k) * v(k + 1))); });
+    check_contains(msg, {"v(k + 1)", "dimension 0", "[1, 6]", "extent is 6"});
+    CHECK(all_equal(out.view(), S));
+    // The same under a chunked parallel reduction.
+    const auto msg2 = message_of<loom::bounds_error>([&] {
+      loom::run<loom::schedule<loom::split<k, 2>, loom::reorder<loom::outer<k>, i>, loom::parallel<loom::outer<k>>>>(
+          out(i) = sum(k, A(i, k) * v(k + 1)));
+    });
+    check_contains(msg2, {"v(k + 1)", "[1, 6]", "extent is 6"});
+    CHECK(all_equal(out.view(), S));
+  }
+  SECTION("a constant index out of range") {
+    loom::Tensor<float, 2> A("A", 4, 3);
+    loom::Tensor<float, 1> out("out", 4);
+    lt::fill(out.view(), S);
+    const auto msg = message_of<loom::bounds_error>([&] { loom::run<S0>(out(i) = A(i, 3)); });
+    check_contains(msg, {"A(i, 3)", "dimension 1", "[3, 3]", "extent is 3"});
+    CHECK(all_equal(out.view(), S));
+  }
+  SECTION("+= leaves the output as it was") {
+    loom::Tensor<double, 2> in("in", 7, 7), out("out", 7, 7);
+    lt::fill(out.view(), 1.5);
+    const auto msg = message_of<loom::bounds_error>([&] { loom::run<S0>(out(i, j) += in(j + 1, i)); });
+    check_contains(msg, {"in(j + 1, i)", "dimension 0", "[1, 7]", "extent is 7"});
+    CHECK(all_equal(out.view(), 1.5));
+  }
+}
+
+TEST_CASE("errors: shape_error for a lone variable ranging past an input", "[errors][shape]") {
+  const float S = 3.5f;
+  SECTION("an input smaller than the output") {
+    loom::Tensor<float, 2> A("A", 3, 8), C("C", 5, 8);
+    lt::fill(C.view(), S);
+    const auto msg = message_of<loom::shape_error>([&] { loom::run<S0>(C(i, j) = A(i, j) * 2.f); });
+    check_contains(msg, {"A(i, j)", "'A'", "dimension 0", "extent 3", "i ranges over 5"});
+    CHECK(all_equal(C.view(), S));
+    // The same through vectorized and parallel schedules.
+    const auto msg2 = message_of<loom::shape_error>(
+        [&] { loom::run<loom::schedule<loom::reorder<j, i>, loom::vectorize<i>, loom::parallel<j>>>(C(i, j) = A(i, j) * 2.f); });
+    check_contains(msg2, {"'A'", "dimension 0"});
+    CHECK(all_equal(C.view(), S));
+  }
+  SECTION("a transposed input of the wrong shape") {
+    loom::Tensor<float, 2> A("A", 6, 6), C("C", 6, 7);
+    lt::fill(C.view(), S);
+    const auto msg = message_of<loom::shape_error>([&] { loom::run<S0>(C(i, j) = A(j, i)); });
+    check_contains(msg, {"A(j, i)", "dimension 0", "extent 6", "j ranges over 7"});
+    CHECK(all_equal(C.view(), S));
+  }
+  SECTION("an empty input under a non-empty output") {
+    loom::Tensor<float, 1> in("in", 0), out("out", 5);
+    lt::fill(out.view(), S);
+    const auto msg = message_of<loom::shape_error>([&] { loom::run<S0>(out(x) = in(x)); });
+    check_contains(msg, {"'in'", "extent 0", "x ranges over 5"});
+    CHECK(all_equal(out.view(), S));
+  }
+  SECTION("an input larger than the output is read in part (no error)") {
+    loom::Tensor<float, 2> A("A", 9, 9), C("C", 4, 5);
+    auto g = lt::make_rng("larger input");
+    lt::fill_random(A.view(), g);
+    loom::run<S0>(C(i, j) = A(i, j));
+    bool ok = true;
+    for (index_t a = 0; a < 4; ++a)
+      for (index_t b = 0; b < 5; ++b) ok = ok && C(a, b) == A(a, b);
+    CHECK(ok);
+  }
+}
+
+TEST_CASE("errors: shape_error for reduction extents", "[errors][shape]") {
+  const float S = -1.f;
+  SECTION("two tensors disagree on a reduction variable's extent") {
+    loom::Tensor<float, 2> A("A", 4, 5), B("B", 6, 3), C("C", 4, 3);
+    lt::fill(C.view(), S);
+    auto def = C(i, j) = sum(k, A(i, k) * B(k, j));
+    auto check = [&](auto run_it) {
+      lt::fill(C.view(), S);
+      const auto msg = message_of<loom::shape_error>(run_it);
+      check_contains(msg, {"reduction variable k", "5", "6", "A(i, k)", "B(k, j)"});
+      CHECK(all_equal(C.view(), S));
+    };
+    check([&] { loom::run<S0>(def); });
+    check([&] { loom::run<loom::schedule<loom::reorder<k, i, j>, loom::vectorize<j>>>(def); });
+    check([&] { loom::run<loom::schedule<loom::split<k, 2>, loom::reorder<loom::outer<k>, i, j>, loom::parallel<loom::outer<k>>>>(def); });
+    // += too.
+    lt::fill(C.view(), S);
+    const auto msg = message_of<loom::shape_error>([&] { loom::run<S0>(C(i, j) += sum(k, A(i, k) * B(k, j))); });
+    check_contains(msg, {"reduction variable k"});
+    CHECK(all_equal(C.view(), S));
+  }
+  SECTION("a convolution kernel of the wrong size: the extents come from lone-variable accesses") {
+    loom::Tensor<float, 2> in("in", 10, 10), w("w", 3, 3), w2("w2", 3, 2), out("out", 8, 8);
+    lt::fill(out.view(), S);
+    // ry, rx from w: in(y + ry, x + rx) needs [0, 9] in both dimensions: fine.
+    CHECK_NOTHROW(loom::run<S0>(out(y, x) = sum(ry, rx, in(y + ry, x + rx) * w(ry, rx))));
+    lt::fill(out.view(), S);
+    // Two kernels that disagree on rx.
+    const auto msg = message_of<loom::shape_error>(
+        [&] { loom::run<S0>(out(y, x) = sum(ry, rx, in(y + ry, x + rx) * w(ry, rx) * w2(ry, rx))); });
+    check_contains(msg, {"reduction variable rx", "3", "2"});
+    CHECK(all_equal(out.view(), S));
+    // A kernel too large for the input is a bounds error of the input.
+    loom::Tensor<float, 2> big("big", 4, 4);
+    const auto msg2 = message_of<loom::bounds_error>([&] { loom::run<S0>(out(y, x) = sum(ry, rx, in(y + ry, x + rx) * big(ry, rx))); });
+    check_contains(msg2, {"in(y + ry, x + rx)", "[0, 10]", "extent is 10"});
+    CHECK(all_equal(out.view(), S));
+  }
+  SECTION("a reduction variable that never indexes a dimension on its own") {
+    loom::Tensor<float, 1> v("v", 10), out("out", 4);
+    lt::fill(out.view(), S);
+    const auto msg = message_of<loom::shape_error>([&] { loom::run<S0>(out(i) = sum(k, v(i + k))); });
+    check_contains(msg, {"reduction variable k", "never indexes"});
+    CHECK(all_equal(out.view(), S));
+  }
+  SECTION("a reduction over a variable of a nested reduction that disagrees") {
+    loom::Tensor<float, 2> X("X", 4, 5), Y("Y", 4, 6);
+    loom::Tensor<float, 1> out("out", 4);
+    lt::fill(out.view(), S);
+    const auto msg = message_of<loom::shape_error>([&] { loom::run<S0>(out(i) = sum(j, X(i, j)) + maximum(j, Y(i, j))); });
+    check_contains(msg, {"reduction variable j", "5", "6"});
+    CHECK(all_equal(out.view(), S));
+  }
+}
+
+TEST_CASE("errors: nothing is written when a run throws, whatever the layout", "[errors]") {
+  auto g = lt::make_rng("errors layouts");
+  for (lt::layout l : lt::all_layouts()) {
+    auto in = lt::random_buffer<float, 2>({9, 13}, lt::pick_layout(g), "in", g);
+    auto out = lt::make_buffer<float, 2>({9, 13}, l, "out");
+    lt::fill(out.view, 42.f);
+    INFO(out.describe());
+    CHECK_THROWS_AS(loom::run<S0>(out.view(i, j) = in.view(i + 1, j)), loom::bounds_error);
+    CHECK(all_equal(out.view, 42.f));
+    CHECK(out.untouched().ok);
+    // Aliased: the output is also read (the run would go through a temporary).
+    CHECK_THROWS_AS(loom::run<S0>(out.view(i, j) = out.view(j, i)), loom::shape_error);
+    CHECK(all_equal(out.view, 42.f));
+    CHECK_THROWS_AS(loom::run<S0>(out.view(i, j) = out.view(i, j + 1)), loom::bounds_error);
+    CHECK(all_equal(out.view, 42.f));
+  }
+}
+
+TEST_CASE("errors: zero-extent outputs are no-ops and do not throw", "[errors][empty]") {
+  loom::Tensor<float, 2> C("C", 0, 5), A("A", 3, 5), B("B", 5, 5);
+  loom::Tensor<float, 1> e("e", 0), v("v", 4);
+  CHECK_NOTHROW(loom::run<S0>(C(i, j) = A(i, j) * 2.f));
+  CHECK_NOTHROW(loom::run<S0>(C(i, j) = sum(k, A(i, k) * B(k, j))));
+  CHECK_NOTHROW(loom::run<S0>(e(x) = v(x + 100)));                    // even with an out-of-range index
+  CHECK_NOTHROW(loom::run<loom::schedule<loom::vectorize<x>, loom::parallel<loom::outer<x>>>>(e(x) = v(x) * 2.f));
+  CHECK_NOTHROW(loom::run<S0>(e(x) += v(x)));
+  CHECK_NOTHROW(loom::run<loom::schedule<loom::tile<i, j, 4, 4>, loom::vectorize<loom::inner<j>, lt::w16b<float>>>>(C(i, j) = A(i, j)));
+  loom::Tensor<float, 2> D("D", 4, 0);
+  CHECK_NOTHROW(loom::run<S0>(D(i, j) = A(i, j)));
+  CHECK_NOTHROW(loom::run<loom::schedule<loom::reorder<k, i, j>, loom::vectorize<j>>>(D(i, j) = sum(k, A(i, k) * B(k, j))));
+  // A zero-extent tensor's data() is still usable, and the input is untouched.
+  CHECK(std::all_of(A.begin(), A.end(), [](float f) { return f == 0.f; }));
+}
