@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <vector>
-#include <xsimd/xsimd.hpp>
+#include <loom/simd/fma.hpp>  // (brings xsimd)
 
 namespace demo {
 
@@ -37,7 +37,7 @@ inline double measure_peak_gflops(int threads) {
           for (int c = 0; c < chains; ++c) acc[c] = B(1.f + 1e-7f * float(c));
           const B a(0.9999999f), b(1e-8f);
           for (long it = 0; it < iters / 16; ++it)
-            for (int c = 0; c < chains; ++c) acc[c] = xsimd::fma(acc[c], a, b);
+            for (int c = 0; c < chains; ++c) acc[c] = loom::simd::fma(a, b, acc[c]);  // the chain runs through the addend, as in GEMM
           B s(0.f);
           for (int c = 0; c < chains; ++c) s += acc[c];
           sink += xsimd::hadd(s);

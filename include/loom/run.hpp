@@ -1,8 +1,10 @@
 // loom/run.hpp — the entry points: run a definition with a schedule (or the default one) and
 // print the loop nest a schedule emits.
 #pragma once
+#include <sstream>
 #include <string>
 
+#include "kernels/gemm/run_contraction.hpp"
 #include "lower/print.hpp"
 #include "lower/run.hpp"
 #include "tune/default_schedule.hpp"
@@ -19,15 +21,53 @@ using resolve_schedule = std::conditional_t<std::is_same_v<S, auto_schedule>, de
 
 /// Runs a definition: checks extents, bounds and aliasing, then executes the loop nest that
 /// schedule S (a loom::schedule<...>) emits. Throws loom::error before writing anything.
+///
+/// A contraction C(i, j) [+]= f(sum(k, A(i, k) * B(k, j))) runs on the GEMM engine (packed,
+/// cache-blocked, f fused into the micro-tiles) under the default schedule and under
+/// loom::gemm_schedule<Policy>, which demands it.
 template <class S = auto_schedule, Definition D>
 void run(const D& def) {
-  detail::execute<plan<D, detail::resolve_schedule<S, D>>>(def);
+  if constexpr (gemm_detail::is_gemm_schedule<S>) {
+    static_assert(gemm_detail::contraction<D>::value,
+                  "loom::gemm_schedule: this definition cannot run on the GEMM engine: it is not C(i, j) [+]= "
+                  "f(sum(k, A(i, k) * B(k, j))) on float/double with plain variables as indices, an epilogue f over "
+                  "i and j only, and (for +=) no epilogue. Use a loop-nest schedule instead.");
+    using P = std::conditional_t<std::is_void_v<typename S::policy>, default_gemm_policy<typename D::value_type>,
+                                 typename S::policy>;
+    static_assert(GemmPolicy<P>, "loom::gemm_schedule<Policy>: Policy must be a loom::gemm_policy<...>");
+    gemm_detail::execute_contraction<P>(def);
+  } else if constexpr (std::is_same_v<S, auto_schedule> && gemm_detail::contraction<D>::value) {
+    gemm_detail::execute_contraction<default_gemm_policy<typename D::value_type>>(def);
+  } else {
+    detail::execute<plan<D, detail::resolve_schedule<S, D>>>(def);
+  }
 }
 
 /// The loop nest schedule S emits for a definition, as pseudo-code.
 template <class S = auto_schedule, Definition D>
 std::string print_loop_nest(const D& def) {
-  return lower::printer<plan<D, detail::resolve_schedule<S, D>>>::print(def);
+  constexpr bool engine = gemm_detail::is_gemm_schedule<S> ||
+                          (std::is_same_v<S, auto_schedule> && gemm_detail::contraction<D>::value);
+  if constexpr (engine) {
+    using P = default_gemm_policy<typename D::value_type>;
+    std::ostringstream os;
+    os << "gemm engine (packed A and B, " << P::MR << " x " << P::NR << " micro-tile in registers):\n"
+       << "parallel: the team splits C into rectangles of micro-tiles\n"
+       << "for jc in [0, N) step " << P::NC << ":\n"
+       << "  for pc in [0, K) step " << P::KC << ":  // pack B(pc, jc) (shared)\n"
+       << "    for ic in [0, M) step " << P::MC << ":  // pack A(ic, pc)\n"
+       << "      for jr in [0, nc) step " << P::NR << ":\n"
+       << "        for ir in [0, mc) step " << P::MR << ":\n"
+       << "          micro-tile += A sliver * B sliver\n"
+       << "          last pc: ";
+    def.lhs.print(os);
+    os << " " << D::mode::sym << " ";
+    def.rhs.print(os);
+    os << "  // on the tile in registers\n";
+    return os.str();
+  } else {
+    return lower::printer<plan<D, detail::resolve_schedule<S, D>>>::print(def);
+  }
 }
 
 }  // namespace loom

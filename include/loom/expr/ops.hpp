@@ -219,7 +219,7 @@ struct fma_node : expr_node {
   }
   template <class VM, class C>
   LOOM_INLINE auto eval_v(const C& c) const {
-    return xsimd::fma(a.template eval_v<VM>(c), b.template eval_v<VM>(c), c3.template eval_v<VM>(c));
+    return simd::fma(a.template eval_v<VM>(c), b.template eval_v<VM>(c), c3.template eval_v<VM>(c));
   }
   template <class F> void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); c3.for_each_access(f); }
   template <class F> void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); c3.for_each_access(f); }

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <ostream>
 #include "../simd/arch.hpp"
+#include "../simd/fma.hpp"
 
 #include "node.hpp"
 #include "ops.hpp"
@@ -40,6 +41,21 @@ struct minimum {
   }
   template <class T> static LOOM_INLINE T combine(const T& a, const T& b) { return op::min::apply(a, b); }
 };
+
+template <class E>
+inline constexpr bool is_product = false;
+template <class A, class B>
+inline constexpr bool is_product<binary<op::mul, A, B>> = true;
+
+/// acc ⊕ body on vectors. A sum of a product accumulates with one fused multiply-add: one rounding,
+/// and the hardware's instruction whatever the compiler's contraction settings.
+template <class Op, class VM, class Acc, class Body, class C>
+LOOM_INLINE Acc accumulate_v(const Acc& acc, const Body& body, const C& c) {
+  if constexpr (std::is_same_v<Op, sum> && is_product<Body> && std::is_floating_point_v<typename Acc::value_type>)
+    return simd::fma(body.a.template eval_v<VM>(c), body.b.template eval_v<VM>(c), acc);
+  else
+    return Op::combine(acc, body.template eval_v<VM>(c));
+}
 
 /// Combines the lanes of a batch in lane order (deterministic for a given width).
 template <class Op, class B>
@@ -88,7 +104,7 @@ struct reduce_node<Op, meta::list<RV...>, E> : expr_node {
       using B = typename VM::template batch<value_type>;
       B acc(Op::template identity<value_type>());
       C cc = c;
-      loop<0>(cc, [&](const C& p) { acc = Op::combine(acc, body.template eval_v<VM>(p)); });
+      loop<0>(cc, [&](const C& p) { acc = red::accumulate_v<Op, VM>(acc, body, p); });
       return acc;
     }
   }

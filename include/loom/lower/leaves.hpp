@@ -69,7 +69,10 @@ struct leaves {
     LOOM_INLINE block_t<Acc> at(const state& s, block_t<Acc> acc) const {
       const auto& body = scheduled_reduction(d->rhs).body;
       if constexpr (is_vmode<Mode>) {
-        std::get<Blk>(acc) = op::combine(std::get<Blk>(acc), masked_identity<Mode>(s, body.template eval_v<Mode>(s)));
+        if constexpr (Mode::masked && Plan::lane_is_reduction)  // inactive lanes must add the identity
+          std::get<Blk>(acc) = op::combine(std::get<Blk>(acc), masked_identity<Mode>(s, body.template eval_v<Mode>(s)));
+        else
+          std::get<Blk>(acc) = red::accumulate_v<op, Mode>(std::get<Blk>(acc), body, s);
       } else {
         std::get<Blk>(acc) = op::combine(std::get<Blk>(acc), body.eval(s));
       }
@@ -142,7 +145,7 @@ struct leaves {
         const T r = red::horizontal<op>(masked_identity<Mode>(s, body.template eval_v<Mode>(s)));
         d.lhs.store(s, op::combine(d.lhs.eval(s), r));
       } else if constexpr (is_vmode<Mode>) {
-        d.lhs.template store_v<Mode>(s, op::combine(d.lhs.template eval_v<Mode>(s), body.template eval_v<Mode>(s)));
+        d.lhs.template store_v<Mode>(s, red::accumulate_v<op, Mode>(d.lhs.template eval_v<Mode>(s), body, s));
       } else {
         d.lhs.store(s, op::combine(d.lhs.eval(s), body.eval(s)));
       }

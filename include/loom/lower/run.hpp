@@ -23,28 +23,37 @@ void infer_extents(const Def& d, State& s) {
   }(std::make_index_sequence<Def::lhs_type::rank>{});
 
   using rv = typename Def::reduction_vars;
-  std::array<std::string, rv::size + 1> source{};
-  meta::for_each_type<rv>([&]<class V>(V*) { s.ext[meta::index_of<vars, V>] = -1; });
-  d.rhs.for_each_access([&](const auto& a) {
-    using A = std::remove_cvref_t<decltype(a)>;
-    [&]<std::size_t... D>(std::index_sequence<D...>) {
-      ([&] {
-        using I = meta::at<typename A::index_types, D>;
-        if constexpr (is_var<I> && meta::contains<rv, I>) {
-          index_t& e = s.ext[meta::index_of<vars, I>];
-          std::string& src = source[meta::index_of<rv, I>];
-          const index_t n = a.view.extent(D);
-          std::string here = detail::cat(to_string(a), " dimension ", D);
-          if (e < 0) {
-            e = n;
-            src = here;
-          } else if (e != n) {
-            throw shape_error(detail::cat("loom::shape_error: reduction variable ", I::name(), " has extent ", e, " from ", src, " but ", n, " from ", here));
+  // The first pass only compares numbers; on a mismatch a second pass names the accesses (no
+  // strings are built on the path every call takes).
+  auto pass = [&](bool describe) {
+    std::array<std::string, rv::size + 1> source{};
+    meta::for_each_type<rv>([&]<class V>(V*) { s.ext[meta::index_of<vars, V>] = -1; });
+    bool ok = true;
+    d.rhs.for_each_access([&](const auto& a) {
+      using A = std::remove_cvref_t<decltype(a)>;
+      [&]<std::size_t... D>(std::index_sequence<D...>) {
+        ([&] {
+          using I = meta::at<typename A::index_types, D>;
+          if constexpr (is_var<I> && meta::contains<rv, I>) {
+            index_t& e = s.ext[meta::index_of<vars, I>];
+            const index_t n = a.view.extent(D);
+            if (e < 0) {
+              e = n;
+              if (describe) source[meta::index_of<rv, I>] = detail::cat(to_string(a), " dimension ", D);
+            } else if (e != n) {
+              ok = false;
+              if (describe)
+                throw shape_error(detail::cat("loom::shape_error: reduction variable ", I::name(), " has extent ", e,
+                                              " from ", source[meta::index_of<rv, I>], " but ", n, " from ",
+                                              to_string(a), " dimension ", D));
+            }
           }
-        }
-      }(), ...);
-    }(std::make_index_sequence<A::rank>{});
-  });
+        }(), ...);
+      }(std::make_index_sequence<A::rank>{});
+    });
+    return ok;
+  };
+  if (!pass(false)) pass(true);
   meta::for_each_type<rv>([&]<class V>(V*) {
     if (s.ext[meta::index_of<vars, V>] < 0)
       throw shape_error(detail::cat("loom::shape_error: reduction variable ", V::name(), " never indexes a tensor dimension on its own, so its extent cannot be inferred"));

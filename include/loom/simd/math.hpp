@@ -4,6 +4,7 @@
 #pragma once
 #include <cmath>
 #include "arch.hpp"
+#include "fma.hpp"
 
 #include "../core/config.hpp"
 
@@ -19,17 +20,17 @@ LOOM_INLINE xsimd::batch<float, A> fast_exp(const xsimd::batch<float, A>& x) {
   const B xc = xsimd::min(xsimd::max(x, lo), hi);
   const B n = xsimd::nearbyint(xc * B(1.44269504088896341f));
   // Cody–Waite: ln2 in two parts so r keeps full precision.
-  B r = xsimd::fnma(n, B(0.693359375f), xc);
-  r = xsimd::fnma(n, B(-2.12194440e-4f), r);
+  B r = simd::fnma(n, B(0.693359375f), xc);
+  r = simd::fnma(n, B(-2.12194440e-4f), r);
   // Minimax polynomial for (e^r - 1 - r) / r^2 on [-ln2/2, ln2/2] (Cephes expf coefficients).
   B p(1.9875691500e-4f);
-  p = xsimd::fma(p, r, B(1.3981999507e-3f));
-  p = xsimd::fma(p, r, B(8.3334519073e-3f));
-  p = xsimd::fma(p, r, B(4.1665795894e-2f));
-  p = xsimd::fma(p, r, B(1.6666665459e-1f));
-  p = xsimd::fma(p, r, B(5.0000001201e-1f));
+  p = simd::fma(p, r, B(1.3981999507e-3f));
+  p = simd::fma(p, r, B(8.3334519073e-3f));
+  p = simd::fma(p, r, B(4.1665795894e-2f));
+  p = simd::fma(p, r, B(1.6666665459e-1f));
+  p = simd::fma(p, r, B(5.0000001201e-1f));
   const B r2 = r * r;
-  const B er = xsimd::fma(p, r2, r + B(1.f));
+  const B er = simd::fma(p, r2, r + B(1.f));
   // 2^n: n + 127 in the exponent field. n is in [-126, 128]; split to stay in range at 128.
   const I ni = xsimd::batch_cast<int32_t>(n);
   const I half = ni >> 1;
@@ -46,7 +47,7 @@ template <class A>
 LOOM_INLINE xsimd::batch<float, A> fast_reciprocal(const xsimd::batch<float, A>& d) {
   using B = xsimd::batch<float, A>;
   const B r0 = xsimd::reciprocal(d);
-  return r0 * xsimd::fnma(d, r0, B(2.f));
+  return r0 * simd::fnma(d, r0, B(2.f));
 }
 
 /// 1 / (1 + e^-x) in 17 operations (xsimd's takes about three times as many).
@@ -64,19 +65,19 @@ LOOM_INLINE xsimd::batch<float, A> fast_sigmoid(const xsimd::batch<float, A>& x)
   using I = xsimd::batch<int32_t, A>;
   const B magic(12582912.f + 127.f);
   const B xc = xsimd::min(B(87.f), xsimd::max(B(-88.f), x));
-  const B j = xsimd::fnma(xc, B(1.44269504088896341f), magic);  // magic + n
+  const B j = simd::fnma(xc, B(1.44269504088896341f), magic);  // magic + n
   const B n = j - magic;
-  B r = xsimd::fma(n, B(0.693359375f), xc);  // r' = x + n ln2 = -r (ln2 in two parts)
-  r = xsimd::fma(n, B(-2.12194440e-4f), r);
+  B r = simd::fma(n, B(0.693359375f), xc);  // r' = x + n ln2 = -r (ln2 in two parts)
+  r = simd::fma(n, B(-2.12194440e-4f), r);
   // e^-r' = Σ c_k (-r')^k: the minimax coefficients with the odd ones negated.
   B p(-0.008297655080363472f);
-  p = xsimd::fma(p, r, B(0.04191538199169587f));
-  p = xsimd::fma(p, r, B(-0.16667574728755044f));
-  p = xsimd::fma(p, r, B(0.49998894851221964f));
-  p = xsimd::fma(p, r, B(-0.9999996919915167f));
-  p = xsimd::fma(p, r, B(1.0000000716546822f));
+  p = simd::fma(p, r, B(0.04191538199169587f));
+  p = simd::fma(p, r, B(-0.16667574728755044f));
+  p = simd::fma(p, r, B(0.49998894851221964f));
+  p = simd::fma(p, r, B(-0.9999996919915167f));
+  p = simd::fma(p, r, B(1.0000000716546822f));
   const B scale = xsimd::bitwise_cast<B>(xsimd::bitwise_cast<I>(j) << 23);  // 2^n
-  return fast_reciprocal(xsimd::fma(p, scale, B(1.f)));
+  return fast_reciprocal(simd::fma(p, scale, B(1.f)));
 }
 
 template <class T>

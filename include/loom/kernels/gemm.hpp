@@ -1,0 +1,111 @@
+// loom/kernels/gemm.hpp — the GEMM engine's direct entry point, for apps that do not use index
+// notation:
+//
+//   loom::gemm(C, A, B);                         // C = A B
+//   loom::gemm(C, A, B, alpha, beta);            // C = alpha A B + beta C
+//   loom::gemm<Policy>(C, A, B, alpha, beta, epilogue);
+//
+// A, B, C are rank-2 tensors or views of float or double with any strides (row-major,
+// column-major, transposed(), block(), strided()). Shapes are checked before anything is read or
+// written; C must not overlap A or B.
+#pragma once
+#include <algorithm>
+#include <type_traits>
+
+#include "../core/error.hpp"
+#include "../core/tensor.hpp"
+#include "gemm/driver.hpp"
+#include "gemm/epilogue.hpp"
+#include "gemm/policy.hpp"
+
+namespace loom {
+
+namespace gemm_detail {
+
+template <class V>
+using view_of = std::remove_cvref_t<decltype(std::declval<V&>().as_view())>;
+
+template <class V>
+concept matrix = requires(V& v) {
+  v.as_view();
+  requires view_of<V>::rank == 2;
+};
+
+template <class V>
+auto memory_range(const V& v) {
+  // [lowest, highest] element address the view can touch.
+  const auto* p = v.data();
+  const auto* lo = p;
+  const auto* hi = p;
+  for (std::size_t d = 0; d < 2; ++d) {
+    if (v.extent(d) == 0) return std::pair{p, p - 1};  // empty: overlaps nothing
+    const index_t reach = (v.extent(d) - 1) * v.stride(d);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return std::pair{lo, hi};
+}
+
+template <class C, class X>
+void check_no_overlap(const C& c, const X& x, const char* role) {
+  const auto [clo, chi] = memory_range(c);
+  const auto [xlo, xhi] = memory_range(x);
+  const void* a0 = clo;
+  const void* a1 = chi;
+  const void* b0 = xlo;
+  const void* b1 = xhi;
+  if (std::less_equal<>{}(a0, a1) && std::less_equal<>{}(b0, b1) && std::less_equal<>{}(a0, b1) &&
+      std::less_equal<>{}(b0, a1))
+    throw alias_error(detail::cat("loom::gemm: the output '", c.name(), "' overlaps ", role, " '", x.name(),
+                                  "' in memory; C = A B needs C apart from its operands (copy the operand first)"));
+}
+
+/// Checks shapes and forms the problem. A column-major C with the identity epilogue is computed as
+/// C^T = B^T A^T, so the micro-kernel always writes rows of C with vector stores.
+template <class T, class CV, class AV, class BV>
+problem<T> make_problem(const CV& c, const AV& a, const BV& b, T alpha, T beta, bool may_transpose) {
+  const index_t M = c.extent(0), N = c.extent(1), K = a.extent(1);
+  if (a.extent(0) != M)
+    throw shape_error(detail::cat("loom::gemm: A '", a.name(), "' dimension 0 has extent ", a.extent(0), " but C '",
+                                  c.name(), "' dimension 0 has extent ", M, " (C is M x N, A is M x K)"));
+  if (b.extent(1) != N)
+    throw shape_error(detail::cat("loom::gemm: B '", b.name(), "' dimension 1 has extent ", b.extent(1), " but C '",
+                                  c.name(), "' dimension 1 has extent ", N, " (C is M x N, B is K x N)"));
+  if (b.extent(0) != K)
+    throw shape_error(detail::cat("loom::gemm: B '", b.name(), "' dimension 0 has extent ", b.extent(0), " but A '",
+                                  a.name(), "' dimension 1 has extent ", K, " (A is M x K, B is K x N)"));
+  check_no_overlap(c, a, "A");
+  check_no_overlap(c, b, "B");
+  problem<T> p{M, N, K, {a.data(), a.stride(0), a.stride(1)}, {b.data(), b.stride(0), b.stride(1)},
+               {c.data(), c.stride(0), c.stride(1)}, alpha, beta};
+  if (may_transpose && c.stride(1) != 1 && c.stride(0) == 1) {
+    p = problem<T>{N, M, K, {b.data(), b.stride(1), b.stride(0)}, {a.data(), a.stride(1), a.stride(0)},
+                   {c.data(), c.stride(1), c.stride(0)}, alpha, beta};
+  }
+  return p;
+}
+
+}  // namespace gemm_detail
+
+/// C = epilogue(alpha * A B + beta * C). With beta = 0, C is not read (it may hold anything).
+template <class Policy = void, gemm_detail::matrix CM, gemm_detail::matrix AM, gemm_detail::matrix BM,
+          class Epi = identity_epilogue>
+void gemm(CM&& C, const AM& A, const BM& B, typename gemm_detail::view_of<CM>::value_type alpha = 1,
+          typename gemm_detail::view_of<CM>::value_type beta = 0, const Epi& epilogue = {}) {
+  using T = typename gemm_detail::view_of<CM>::value_type;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "loom::gemm: C must hold float or double");
+  static_assert(std::is_same_v<typename gemm_detail::view_of<const AM>::value_type, T> &&
+                    std::is_same_v<typename gemm_detail::view_of<const BM>::value_type, T>,
+                "loom::gemm: A, B and C must have the same element type");
+  static_assert(!std::is_const_v<typename gemm_detail::view_of<CM>::element_type>,
+                "loom::gemm: C must be writable (not a view of const)");
+  using P = std::conditional_t<std::is_void_v<Policy>, default_gemm_policy<T>, Policy>;
+  static_assert(GemmPolicy<P>, "loom::gemm<Policy>: Policy must be a loom::gemm_policy<...>");
+  static_assert(std::is_same_v<typename P::value_type, T>, "loom::gemm: the policy is for another element type");
+  const auto c = C.as_view();
+  const auto a = A.as_view();
+  const auto b = B.as_view();
+  const auto pb = gemm_detail::make_problem<T>(c, a, b, alpha, beta, gemm_detail::is_identity_epilogue<Epi>);
+  gemm_detail::run_gemm<P>(pb, epilogue);
+}
+
+}  // namespace loom

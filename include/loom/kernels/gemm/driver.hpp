@@ -1,0 +1,183 @@
+// loom/kernels/gemm/driver.hpp — the five loops around the micro-kernel, packing, and threads.
+//
+// Threads (one OpenMP team, nothing else): the team splits the C matrix into a grid of tm x tn
+// rectangles of whole micro-tiles, one per thread (tm x tn = team size, chosen so the rectangles
+// are as even as possible, rows first). For each KC x NC block of B the team packs the panel
+// together into one shared buffer, waits, and then every thread packs the A rows of its rectangle
+// into its own buffer and runs its micro-tiles. Each element of C is computed by one thread in a
+// fixed k order, so the result does not depend on the thread count. Two barriers per B panel and
+// none per A block: a thread that shares its rows with others (tn > 1) packs them again itself
+// rather than waiting for them (packing A is 1/NC of the work).
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <new>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "../../core/config.hpp"
+#include "epilogue.hpp"
+#include "microkernel.hpp"
+#include "pack.hpp"
+#include "policy.hpp"
+
+namespace loom::gemm_detail {
+
+/// C(M x N) = epilogue(alpha * A(M x K) B(K x N) + beta * C), any strides.
+template <class T>
+struct problem {
+  index_t M, N, K;
+  matrix_ref<T> a, b;
+  tile_ref<T> c;
+  T alpha, beta;
+};
+
+/// A grow-only, 64-byte aligned buffer per thread and purpose: packing buffers are reused from
+/// call to call, so a steady stream of GEMMs allocates (and page-faults) nothing.
+template <class T, int Purpose>
+T* scratch(std::size_t n) {
+  struct buffer {
+    struct release {
+      void operator()(T* p) const { ::operator delete(p, std::align_val_t{64}); }
+    };
+    std::unique_ptr<T, release> p;
+    std::size_t size = 0;
+  };
+  thread_local buffer b;
+  if (b.size < n) {
+    b.p.reset(static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})));
+    b.size = n;
+  }
+  return b.p.get();
+}
+inline constexpr int scratch_a = 0, scratch_b = 1;
+
+/// [lo, hi) of n items for part q of p (the first n % p parts get one more).
+struct range {
+  index_t lo, hi;
+};
+inline range split_range(index_t n, index_t p, index_t q) {
+  const index_t base = n / p, extra = n % p;
+  const index_t lo = q * base + std::min(q, extra);
+  return {lo, lo + base + (q < extra ? 1 : 0)};
+}
+
+/// The tm x tn thread grid for mp x np micro-tiles: the most even split (largest share smallest),
+/// preferring more row parts (their A blocks are not shared).
+struct thread_grid {
+  index_t tm, tn;
+};
+inline thread_grid choose_grid(index_t threads, index_t mp, index_t np) {
+  thread_grid best{threads, 1};
+  index_t best_load = -1;
+  for (index_t tm = threads; tm >= 1; --tm) {
+    if (threads % tm) continue;
+    const index_t tn = threads / tm;
+    const index_t load = ((mp + tm - 1) / tm) * ((np + tn - 1) / tn);
+    if (best_load < 0 || load < best_load) {
+      best = {tm, tn};
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+/// Which kernel the loops call: the register-blocked one, or the plain reference (tests).
+struct fast_kernel {};
+struct plain_kernel {};
+
+template <class P, class Kernel, class Epi>
+LOOM_INLINE void call_kernel(index_t kc, const typename P::value_type* ap, const typename P::value_type* bp,
+                             const tile_ref<typename P::value_type>& c, index_t m, index_t n,
+                             typename P::value_type alpha, typename P::value_type beta, const Epi& epi, index_t i0,
+                             index_t j0) {
+  if constexpr (std::is_same_v<Kernel, plain_kernel>)
+    reference_kernel<P>(kc, ap, bp, c, m, n, alpha, beta, epi, i0, j0);
+  else
+    micro_kernel<P>(kc, ap, bp, c, m, n, alpha, beta, epi, i0, j0);
+}
+
+/// The loops of one thread over its rectangle of C.
+/// Team: a member of an OpenMP team of `team` threads made for this call (it synchronizes at
+/// barriers); otherwise the only thread, which must not touch a barrier: it may be one of an
+/// app's own team calling GEMM on its own.
+template <class P, class Kernel, bool Team, class Epi>
+void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, typename P::value_type* bp, index_t tid,
+                 index_t team) {
+  using T = typename P::value_type;
+  constexpr index_t MR = P::MR, NR = P::NR, KC = P::KC, MC = P::MC, NC = P::NC;
+  const index_t mp = (pb.M + MR - 1) / MR;
+  const index_t np_all = (std::min(NC, pb.N) + NR - 1) / NR;
+  const thread_grid g = choose_grid(team, mp, np_all);
+  const range rows = split_range(mp, g.tm, tid / g.tn);
+  const index_t m_lo = rows.lo * MR, m_hi = std::min(pb.M, rows.hi * MR);
+  T* ap = scratch<T, scratch_a>(std::size_t(MC * KC));
+
+  for (index_t jc = 0; jc < pb.N; jc += NC) {
+    const index_t nc = std::min(NC, pb.N - jc);
+    const index_t np = (nc + NR - 1) / NR;
+    const range cols = split_range(np, g.tn, tid % g.tn);
+    const matrix_ref<T> b = pb.b.at(0, jc);
+    // K = 0 still runs one pass (kc = 0): C = epilogue(beta * C).
+    for (index_t pc = 0; pc < std::max<index_t>(pb.K, 1); pc += KC) {
+      const index_t kc = std::min(KC, pb.K - pc);
+      const range mine = split_range(np, team, tid);
+      pack_b_slivers<NR>(bp, b.at(pc, 0), kc, nc, mine.lo, mine.hi);
+      if constexpr (Team) {
+#pragma omp barrier
+      }
+      const T beta = pc == 0 ? pb.beta : T(1);
+      const bool last = pc + KC >= pb.K;
+      for (index_t ic = m_lo; ic < m_hi; ic += MC) {
+        const index_t mc = std::min(MC, m_hi - ic);
+        pack_a<MR>(ap, pb.a.at(ic, pc), mc, kc);
+        for (index_t q = cols.lo; q < cols.hi; ++q) {
+          const index_t j0 = jc + q * NR, n = std::min(NR, pb.N - j0);
+          for (index_t s = 0; s * MR < mc; ++s) {
+            const index_t i0 = ic + s * MR, m = std::min(MR, mc - s * MR);
+            const tile_ref<T> c{pb.c.p + i0 * pb.c.rs + j0 * pb.c.cs, pb.c.rs, pb.c.cs};
+            if (last)
+              call_kernel<P, Kernel>(kc, ap + s * MR * kc, bp + q * NR * kc, c, m, n, pb.alpha, beta, epi, i0, j0);
+            else
+              call_kernel<P, Kernel>(kc, ap + s * MR * kc, bp + q * NR * kc, c, m, n, pb.alpha, beta,
+                                     identity_epilogue{}, i0, j0);
+          }
+        }
+      }
+      if constexpr (Team) {
+#pragma omp barrier
+      }
+    }
+  }
+}
+
+/// Runs a problem on the OpenMP team (omp_get_max_threads(), so OMP_NUM_THREADS is respected),
+/// or on the calling thread when it is too small to share.
+template <class P, class Kernel = fast_kernel, class Epi = identity_epilogue>
+void run_gemm(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
+  using T = typename P::value_type;
+  if (pb.M == 0 || pb.N == 0) return;
+  const index_t nb = std::min(P::NC, pb.N);
+  T* bp = scratch<T, scratch_b>(std::size_t(P::KC * ((nb + P::NR - 1) / P::NR) * P::NR));
+  index_t threads = 1;
+#if defined(_OPENMP)
+  // Below ~2 MFLOP a fork/join costs more than it saves.
+  const double flops = 2.0 * double(pb.M) * double(pb.N) * double(std::max<index_t>(pb.K, 1));
+  if (flops >= 2e6 && !omp_in_parallel()) threads = omp_get_max_threads();
+  const index_t tiles = ((pb.M + P::MR - 1) / P::MR) * ((nb + P::NR - 1) / P::NR);
+  threads = std::max<index_t>(1, std::min(threads, tiles));
+#endif
+  if (threads == 1) {
+    gemm_thread<P, Kernel, false>(pb, epi, bp, 0, 1);
+    return;
+  }
+#if defined(_OPENMP)
+#pragma omp parallel num_threads(int(threads))
+  gemm_thread<P, Kernel, true>(pb, epi, bp, omp_get_thread_num(), omp_get_num_threads());
+#endif
+}
+
+}  // namespace loom::gemm_detail

@@ -1,0 +1,145 @@
+// loom/kernels/gemm/microkernel.hpp — the MR x NR register tile at the bottom of the GEMM engine,
+// and a plain reference kernel with the same contract.
+//
+// Contract (what every kernel here computes; see docs/gemm.md for the diagrams)
+//
+//   micro_kernel<P>(kc, ap, bp, c, m, n, alpha, beta, epilogue, i0, j0)
+//
+//   ap   packed A sliver, MR x kc: ap[k * MR + r] = A(r, k)       (64-byte aligned, rows >= m are 0)
+//   bp   packed B sliver, kc x NR: bp[k * NR + c] = B(k, c)       (64-byte aligned, cols >= n are 0)
+//   c    the C tile: c.p[r * c.rs + j * c.cs], only r < m, j < n are touched
+//   math AB = sum_k ap(:, k) bp(k, :)  in MR x NRV vector registers, then for r < m, j < n:
+//          v = alpha * AB(r, j) + beta * C(r, j)     C is NOT read when beta == 0 (it may hold
+//                                                    NaN or garbage, as in BLAS)
+//          C(r, j) = epilogue(v, i0 + r, j0 + j)     the epilogue sees the tile while it is still
+//                                                    in registers, before it is written
+//   kc = 0 is valid (AB = 0). The padded rows/columns add zeros and are never stored.
+//   A column-major C (c.cs != 1) is written lane by lane through a small buffer.
+//
+// The engine calls it with beta = the user's beta for the first KC block and beta = 1 for the
+// following ones, and with the user's epilogue for the last KC block only (identity before).
+#pragma once
+#include <algorithm>
+#include <array>
+#include <type_traits>
+#include <utility>
+
+#include "../../core/config.hpp"
+#include "../../simd/arch.hpp"
+#include "../../simd/fma.hpp"
+#include "../../simd/memory.hpp"
+#include "epilogue.hpp"
+
+namespace loom::gemm_detail {
+
+/// The C tile a micro-kernel writes.
+template <class T>
+struct tile_ref {
+  T* p;
+  index_t rs, cs;
+};
+
+/// Loads v = C(r, j0 : j0 + lanes), combines, applies the epilogue and stores.
+template <class B, class T, class Epi>
+LOOM_INLINE void finish_vector(B acc, const tile_ref<T>& c, index_t r, index_t j, index_t lanes, T alpha, T beta,
+                               const Epi& epi, index_t i_glob, index_t j_glob) {
+  T* dst = c.p + r * c.rs + j * c.cs;
+  B v = acc * B(alpha);
+  if (beta != T(0)) {
+    B old;
+    if (c.cs == 1) old = lanes == index_t(B::size) ? B::load_unaligned(dst) : simd::load_first<B>(dst, lanes);
+    else old = simd::load_strided<B>(dst, c.cs, lanes);
+    v = beta == T(1) ? v + old : simd::fma(old, B(beta), v);
+  }
+  if constexpr (!is_identity_epilogue<Epi>) v = epi.template apply<B>(v, i_glob, j_glob, lanes);
+  if (c.cs == 1) {
+    if (lanes == index_t(B::size)) v.store_unaligned(dst);
+    else simd::store_first<B>(dst, v, lanes);
+  } else {
+    simd::store_strided<B>(dst, c.cs, v, lanes);
+  }
+}
+
+/// The register-blocked kernel: MR x NRV vectors of accumulators, one broadcast of A and NRV
+/// loads of B per k step, all loops over the tile unrolled at compile time.
+template <class P, class Epi>
+void micro_kernel(index_t kc, const typename P::value_type* __restrict ap, const typename P::value_type* __restrict bp,
+                  const tile_ref<typename P::value_type>& c, index_t m, index_t n, typename P::value_type alpha,
+                  typename P::value_type beta, const Epi& epi, index_t i0, index_t j0) {
+  using T = typename P::value_type;
+  using B = simd::batch<T, std::size_t(P::W)>;
+  constexpr index_t MR = P::MR, NRV = P::NRV, NR = P::NR, W = P::W;
+  using tile = std::array<B, std::size_t(MR * NRV)>;
+  using rows = std::make_integer_sequence<index_t, MR>;
+  using vecs = std::make_integer_sequence<index_t, NRV>;
+
+  tile acc;
+  [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
+    ((acc[Q] = B(T(0))), ...);
+  }(std::make_integer_sequence<index_t, MR * NRV>{});
+
+  auto step = [&](index_t k) LOOM_LAMBDA_INLINE {
+    std::array<B, std::size_t(NRV)> b;
+    [&]<index_t... V>(std::integer_sequence<index_t, V...>) LOOM_LAMBDA_INLINE {
+      ((b[V] = B::load_aligned(bp + k * NR + V * W)), ...);
+    }(vecs{});
+    auto row = [&](auto r) LOOM_LAMBDA_INLINE {
+      constexpr index_t R = decltype(r)::value;
+      const B a(ap[k * MR + R]);
+      [&]<index_t... V>(std::integer_sequence<index_t, V...>) LOOM_LAMBDA_INLINE {
+        ((acc[R * NRV + V] = simd::fma(a, b[V], acc[R * NRV + V])), ...);
+      }(vecs{});
+    };
+    [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
+      (row(std::integral_constant<index_t, R>{}), ...);
+    }(rows{});
+  };
+  index_t k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    step(k);
+    step(k + 1);
+    step(k + 2);
+    step(k + 3);
+  }
+  for (; k < kc; ++k) step(k);
+
+  // Write the m x n part of the tile.
+  if (m == MR && n == NR) {
+    auto row = [&](auto r) LOOM_LAMBDA_INLINE {
+      constexpr index_t R = decltype(r)::value;
+      [&]<index_t... V>(std::integer_sequence<index_t, V...>) LOOM_LAMBDA_INLINE {
+        (finish_vector(acc[R * NRV + V], c, R, V * W, W, alpha, beta, epi, i0 + R, j0 + V * W), ...);
+      }(vecs{});
+    };
+    [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
+      (row(std::integral_constant<index_t, R>{}), ...);
+    }(rows{});
+  } else {
+    for (index_t r = 0; r < m; ++r)
+      for (index_t v = 0; v < NRV && v * W < n; ++v)
+        finish_vector(acc[std::size_t(r * NRV + v)], c, r, v * W, std::min(W, n - v * W), alpha, beta, epi, i0 + r,
+                      j0 + v * W);
+  }
+}
+
+/// The reference kernel: the same contract in plain scalar loops (for tests and for reading).
+template <class P, class Epi>
+void reference_kernel(index_t kc, const typename P::value_type* ap, const typename P::value_type* bp,
+                      const tile_ref<typename P::value_type>& c, index_t m, index_t n, typename P::value_type alpha,
+                      typename P::value_type beta, const Epi& epi, index_t i0, index_t j0) {
+  using T = typename P::value_type;
+  using B1 = simd::batch<T, std::size_t(P::W)>;
+  for (index_t r = 0; r < m; ++r) {
+    for (index_t j = 0; j < n; ++j) {
+      T ab = T(0);
+      for (index_t k = 0; k < kc; ++k) ab += ap[k * P::MR + r] * bp[k * P::NR + j];
+      T& dst = c.p[r * c.rs + j * c.cs];
+      T v = alpha * ab;
+      if (beta != T(0)) v += beta * dst;
+      if constexpr (!is_identity_epilogue<Epi>) v = epi.template apply<B1>(B1(v), i0 + r, j0 + j, 1).get(0);
+      dst = v;
+    }
+  }
+}
+
+}  // namespace loom::gemm_detail

@@ -1,0 +1,120 @@
+// loom/kernels/gemm/policy.hpp — the GEMM engine's blocking parameters as one compile-time type.
+//
+// The five loops of BLIS (NC, KC, MC around an MR x NR micro-kernel) and the cache level each
+// block is sized for:
+//
+//   for jc in [0, N) step NC        B panel    KC x NC  packed once, shared by the team  -> L3
+//    for pc in [0, K) step KC
+//     for ic in [0, M) step MC      A block    MC x KC  packed per thread                -> L2
+//      for jr in [0, NC) step NR    B sliver   KC x NR  reused by every MR sliver of A   -> L1
+//       for ir in [0, MC) step MR   micro-tile MR x NR  in registers for all KC steps
+//
+// Every parameter can be set by hand (loom::gemm_policy<...>); default_gemm_policy<T> derives
+// them for the widest xsimd target the compiler was allowed.
+#pragma once
+#include <cstddef>
+#include <type_traits>
+
+#include "../../core/config.hpp"
+#include "../../simd/arch.hpp"
+
+namespace loom {
+
+/// Blocking of the GEMM engine. NR is given in vectors (NRV) of W lanes, so that a micro-tile row
+/// is always whole vectors: NR = NRV * W.
+template <class T, index_t MR_, index_t NRV_, index_t KC_, index_t MC_, index_t NC_,
+          std::size_t W_ = simd::native_width<T>>
+struct gemm_policy {
+  using value_type = T;
+  static constexpr index_t W = index_t(W_);
+  static constexpr index_t MR = MR_;
+  static constexpr index_t NRV = NRV_;
+  static constexpr index_t NR = NRV_ * index_t(W_);
+  static constexpr index_t KC = KC_;
+  static constexpr index_t MC = MC_;
+  static constexpr index_t NC = NC_;
+
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "loom::gemm_policy: the GEMM engine computes float or double");
+  static_assert(simd::width_available<T, W_>,
+                "loom::gemm_policy: this vector width W is not available for T on the compiler's target");
+  static_assert(MR_ >= 1 && NRV_ >= 1, "loom::gemm_policy: MR and NRV must be at least 1");
+  /// x86-64 has 32 vector registers with AVX-512 (64-byte vectors), 16 otherwise.
+  static constexpr index_t vector_registers = W_ * sizeof(T) == 64 ? 32 : 16;
+  static_assert(MR_ * NRV_ + NRV_ + 1 <= vector_registers,
+                "loom::gemm_policy: the MR x NRV accumulators, NRV loads of B and one broadcast of A must fit "
+                "the vector registers (32 with AVX-512, else 16): use a smaller MR or NRV");
+  static_assert(KC_ >= 1, "loom::gemm_policy: KC must be at least 1");
+  static_assert(MC_ >= MR_ && MC_ % MR_ == 0, "loom::gemm_policy: MC must be a positive multiple of MR");
+  static_assert(NC_ >= NRV_ * index_t(W_) && NC_ % (NRV_ * index_t(W_)) == 0,
+                "loom::gemm_policy: NC must be a positive multiple of NR = NRV * W");
+};
+
+template <class P>
+concept GemmPolicy = requires {
+  typename P::value_type;
+  P::MR;
+  P::NR;
+  P::NRV;
+  P::KC;
+  P::MC;
+  P::NC;
+  P::W;
+};
+
+namespace gemm_detail {
+
+// Sizes of this machine's caches the defaults are derived from (per core): L1d 32-48 KiB, L2
+// 1-2 MiB on current AVX-512 parts (Zen 4/5, Sapling/Ice Lake server), 256 KiB-1 MiB on AVX2 ones.
+inline constexpr index_t l1_bytes = 48 * 1024;
+inline constexpr index_t l2_bytes = 1024 * 1024;
+
+template <class T, std::size_t W>
+struct default_policy_for;
+
+// AVX-512 (32 zmm registers): 14 rows x 2 vectors = 28 accumulators, + 2 loads of B + 1 broadcast
+// of A = 31 registers. 28 independent FMA chains hide an FMA latency of 4 cycles on 2 pipes
+// (8 chains needed) with room to spare. Per k step: 28 FMAs against 2 vector loads and 14
+// broadcasts, well inside 2 loads per cycle.
+//  KC: the B sliver (KC x NR) stays in L1 while the A slivers (MR x KC) stream through it; with
+//      KC = 256 it takes 32 KiB (float) of the 48 KiB, and one A sliver 14 KiB.
+//  MC: the packed A block (MC x KC) takes about half of L2: 14 * 36 * 256 * 4 B = 504 KiB.
+//  NC: the packed B panel (KC x NC) lives in the (large, shared) L3: 256 x 4096 x 4 B = 4 MiB.
+template <>
+struct default_policy_for<float, 16> {
+  using type = gemm_policy<float, 14, 2, 256, 14 * 36, 4096, 16>;
+};
+// double: the same register tile (8 lanes per vector); KC halves the bytes per element twice over
+// less, so KC = 192 keeps the B sliver at 24 KiB and MC = 14 * 24 keeps the A block at 504 KiB.
+template <>
+struct default_policy_for<double, 8> {
+  using type = gemm_policy<double, 14, 2, 192, 14 * 24, 2048, 8>;
+};
+// AVX2 (16 ymm registers): 6 rows x 2 vectors = 12 accumulators + 2 + 1 = 15 registers.
+//  KC = 256: B sliver 256 x 16 x 4 B = 16 KiB (float); MC = 6 * 40: A block 240 KiB (for L2s of
+//  256 KiB-1 MiB).
+template <>
+struct default_policy_for<float, 8> {
+  using type = gemm_policy<float, 6, 2, 256, 6 * 40, 4096, 8>;
+};
+template <>
+struct default_policy_for<double, 4> {
+  using type = gemm_policy<double, 6, 2, 192, 6 * 32, 2048, 4>;
+};
+// SSE (16 xmm registers): as AVX2, at half the width.
+template <>
+struct default_policy_for<float, 4> {
+  using type = gemm_policy<float, 6, 2, 256, 6 * 40, 4096, 4>;
+};
+template <>
+struct default_policy_for<double, 2> {
+  using type = gemm_policy<double, 6, 2, 192, 6 * 32, 2048, 2>;
+};
+
+}  // namespace gemm_detail
+
+/// The default blocking for T on the compiler's widest target.
+template <class T>
+using default_gemm_policy = typename gemm_detail::default_policy_for<T, simd::native_width<T>>::type;
+
+}  // namespace loom
