@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/compile_time.sh — compile time of one fused elementwise definition with loom and with
-# Eigen 3.4: bench/compile/loom_fused.cpp and bench/compile/eigen_fused.cpp, each compiled
+# bench/compile_time.sh — compile time of one fused elementwise definition, and of one GEMM +
+# bias + ReLU, with loom and with Eigen 3.4: bench/compile/{loom,eigen}_{fused,gemm}.cpp, each compiled
 # RUNS times (default 3) with  $CXX -std=c++20 -O2 -march=native -fopenmp -c  and timed with
 # /usr/bin/time -f %e; prints every run and the median. Compile time is wall-clock time: run it
 # on a quiet machine (the load average is printed along).
@@ -40,6 +40,10 @@ echo "load: $(uptime)"
 measure "loom (loom_fused)" "$here/compile/loom_fused.cpp" -I"$root/include"
 if [[ -f "$eigen_inc/Eigen/Core" ]]; then
   measure "Eigen (eigen_fused)" "$here/compile/eigen_fused.cpp" -isystem "$eigen_inc"
+fi
+measure "loom (loom_gemm)" "$here/compile/loom_gemm.cpp" -I"$root/include"
+if [[ -f "$eigen_inc/Eigen/Core" ]]; then
+  measure "Eigen (eigen_gemm)" "$here/compile/eigen_gemm.cpp" -isystem "$eigen_inc"
 else
   echo "Eigen headers not found in $eigen_inc (set EIGEN_INCLUDE); skipped"
 fi

@@ -15,3 +15,5 @@
 #include "schedule/directives.hpp"  // split, tile, reorder, fuse, unroll, vectorize, parallel, tails
 
 #include "run.hpp"  // loom::run, loom::print_loop_nest
+
+#include "kernels/gemm.hpp"  // loom::gemm(C, A, B, alpha, beta): the packed, blocked GEMM engine

@@ -7,7 +7,8 @@
 //
 // A, B, C are rank-2 tensors or views of float or double with any strides (row-major,
 // column-major, transposed(), block(), strided()). Shapes are checked before anything is read or
-// written; C must not overlap A or B.
+// written; C must not overlap A or B. When M, N and K are static extents <= 64 and no policy is
+// given, a fully unrolled path without packing runs (gemm/small.hpp).
 #pragma once
 #include <algorithm>
 #include <type_traits>
@@ -17,6 +18,7 @@
 #include "gemm/driver.hpp"
 #include "gemm/epilogue.hpp"
 #include "gemm/policy.hpp"
+#include "gemm/small.hpp"
 
 namespace loom {
 
@@ -84,6 +86,21 @@ problem<T> make_problem(const CV& c, const AV& a, const BV& b, T alpha, T beta, 
   return p;
 }
 
+/// The static extent of dimension d of a view type (dyn when it is only known at run time).
+template <class V>
+constexpr index_t static_extent(std::size_t d) {
+  return V::extents_type::static_extent(d);
+}
+
+/// M, N, K all static and small: the unpacked path of small.hpp.
+template <class CV, class AV, class BV>
+constexpr bool small_static = [] {
+  constexpr index_t M = static_extent<CV>(0), N = static_extent<CV>(1);
+  constexpr index_t K = static_extent<AV>(1) != dyn ? static_extent<AV>(1) : static_extent<BV>(0);
+  if constexpr (M == dyn || N == dyn || K == dyn) return false;
+  else return small_shape<typename CV::value_type, M, N, K>::fits;
+}();
+
 }  // namespace gemm_detail
 
 /// C = epilogue(alpha * A B + beta * C). With beta = 0, C is not read (it may hold anything).
@@ -104,6 +121,20 @@ void gemm(CM&& C, const AM& A, const BM& B, typename gemm_detail::view_of<CM>::v
   const auto c = C.as_view();
   const auto a = A.as_view();
   const auto b = B.as_view();
+  using CV = std::remove_cvref_t<decltype(c)>;
+  using AV = std::remove_cvref_t<decltype(a)>;
+  using BV = std::remove_cvref_t<decltype(b)>;
+  if constexpr (std::is_void_v<Policy> && gemm_detail::small_static<CV, AV, BV>) {
+    // Static and small: no packing (unless B or C has strided rows).
+    if (b.stride(1) == 1 && c.stride(1) == 1) {
+      const auto pb = gemm_detail::make_problem<T>(c, a, b, alpha, beta, false);
+      gemm_detail::small_gemm<T, gemm_detail::static_extent<CV>(0), gemm_detail::static_extent<CV>(1),
+                              gemm_detail::static_extent<AV>(1) != dyn ? gemm_detail::static_extent<AV>(1)
+                                                                      : gemm_detail::static_extent<BV>(0)>(
+          pb.a, pb.b, pb.c, alpha, beta, epilogue);
+      return;
+    }
+  }
   const auto pb = gemm_detail::make_problem<T>(c, a, b, alpha, beta, gemm_detail::is_identity_epilogue<Epi>);
   gemm_detail::run_gemm<P>(pb, epilogue);
 }

@@ -131,6 +131,22 @@ struct emitter {
       }
     } else if constexpr (strip_mined<P, Rest...>) {                          // outer<Q> + vector inner<Q>
       carry = strip<Mode, Blk, Full>(std::index_sequence<Rest...>{}, s, leaf, carry);
+    } else if constexpr (D::kind == loop_kind::unrolled && sizeof...(Rest) == 0 && !Plan::template is_pure_at<P> &&
+                         folds_unrolled<Leaf, Mode>) {                       // unrolled, folded
+      // The innermost loop reduces into the output: fold its values in registers (in order), then
+      // update the output once.
+      constexpr index_t F = Plan::template trip_of<P>;
+      if (n <= 0) return carry;
+      auto value_at = [&](index_t u) LOOM_LAMBDA_INLINE {
+        state c = s;
+        act<Y>(c, lo + u);
+        return leaf.template partial<Mode>(c);
+      };
+      auto v = value_at(0);
+      [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
+        ((v = (known_full || U + 1 < n) ? Leaf::fold(v, value_at(U + 1)) : v), ...);
+      }(std::make_integer_sequence<index_t, F - 1>{});
+      leaf.template commit<Mode>(s, v);
     } else if constexpr (D::kind == loop_kind::unrolled || Plan::template block_loop<P>) {  // unrolled
       constexpr index_t F = Plan::template trip_of<P>;
       constexpr index_t stride = Plan::template block_stride<P>;
@@ -150,6 +166,12 @@ struct emitter {
     }
     return carry;
   }
+
+  template <class Leaf, class Mode>
+  static constexpr bool folds_unrolled = [] {
+    if constexpr (requires { Leaf::template folds_unrolled<Mode>; }) return Leaf::template folds_unrolled<Mode>;
+    else return false;
+  }();
 
   /// A serial outer<Q> directly followed by the vectorized inner<Q>: one strip-mined loop over
   /// whole vectors and one tail after it, instead of a tail test in every iteration.

@@ -138,6 +138,23 @@ struct leaves {
   struct update {
     def d;
     index_t points;
+    /// An unrolled reduction loop innermost under vector lanes of the output (colsum's rows):
+    /// the emitter folds its values in registers and updates the output once (see emit.hpp),
+    /// rather than loading and storing the output for each of them.
+    template <class Mode>
+    static constexpr bool folds_unrolled = is_vmode<Mode> && !Plan::lane_is_reduction;
+    template <class Mode>
+    LOOM_INLINE auto partial(const state& s) const {
+      return d.rhs.body.template eval_v<Mode>(s);
+    }
+    template <class V>
+    static LOOM_INLINE V fold(const V& a, const V& b) {
+      return op::combine(a, b);
+    }
+    template <class Mode, class V>
+    LOOM_INLINE void commit(const state& s, const V& v) const {
+      d.lhs.template store_v<Mode>(s, op::combine(d.lhs.template eval_v<Mode>(s), v));
+    }
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
       const auto& body = d.rhs.body;

@@ -104,6 +104,23 @@ struct default_schedule {
                                   outer_loop<inner_loop<p_last>>{}, inner_loop<inner_loop<p_last>>{}>,
                           parallel<outer_loop<P0>{}, parallel_min_points>>;
   };
+  // cs(j) = sum(i, X(i, j)) with j unit-stride in X: the output is the accumulator and rows are
+  // streamed whole, 4 at a time (folded in registers, then one update of the output vector), in
+  // chunks of 256 rows that threads reduce into private partial rows combined in chunk order.
+  // Strips of columns with i inside would keep the sums in registers, but step to a new page every
+  // row, which hardware prefetchers do not follow: measured at ~45 % of copy, this at ~90 %.
+  template <class R>
+  struct rows_streamed {
+    using type = schedule<split<R{}, 256>, unroll<inner_loop<R>{}, 4>,
+                          reorder<outer_loop<R>{}, outer_loop<inner_loop<R>>{}, p_last{}, inner_loop<inner_loop<R>>{}>,
+                          vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>>;
+  };
+  static constexpr bool bare_reduction = requires { typename Def::rhs_type::op_type; } &&
+                                         !std::is_same_v<typename Def::mode, assign_add>;
+  static constexpr bool streams_rows = has_red && !reduce_lanes && pure::size == 1 && rv::size == 1 &&
+                                       Def::rhs_type::reductions::size == 1 && bare_reduction &&
+                                       some_last_is<inputs, p_last>;
+
   template <class L>
   struct expand_1d;
   template <class... R>
@@ -114,7 +131,9 @@ struct default_schedule {
   struct expand_2d<P0, meta::list<R...>> : red_block_2d<P0, R...> {};
 
   static auto pick() {
-    if constexpr (has_red && !reduce_lanes && pure::size == 1 && Def::rhs_type::reductions::size == 1) {
+    if constexpr (streams_rows) {
+      return typename rows_streamed<r_last>::type{};
+    } else if constexpr (has_red && !reduce_lanes && pure::size == 1 && Def::rhs_type::reductions::size == 1) {
       return typename expand_1d<rv>::type{};
     } else if constexpr (has_red && !reduce_lanes && pure::size == 2 && Def::rhs_type::reductions::size == 1) {
       return typename expand_2d<meta::at<pure, 0>, rv>::type{};
@@ -127,7 +146,7 @@ struct default_schedule {
       return schedule<>{};
     } else if constexpr (transposed) {
       using P0 = meta::at<pure, 0>;
-      return schedule<tile<P0{}, p_last{}, 32, 32>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<P0>{}, parallel_min_points>>{};
+      return schedule<tile<P0{}, p_last{}, 16, 16>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<P0>{}, parallel_min_points>>{};
     } else if constexpr (pure::size == 1) {
       return schedule<split<p_last{}, 8192>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<p_last>{}, parallel_min_points>>{};
     } else {

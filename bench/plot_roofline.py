@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Draw bench/run_gemm.sh results on the roofline of the machine they ran on (PNG).
+
+    python3 bench/plot_roofline.py RESULTS_DIR [OUT.png] [--threads 1]
+
+Reads RESULTS_DIR/gemm_*.json and RESULTS_DIR/bench_peak.json (Google Benchmark JSON, median
+aggregates). The roofs are measured, not taken from a datasheet: the FP32 FMA peak (best
+fma_peak/* median) and the copy bandwidth (copy_bw/64MiB median, bytes read + written) at the
+same thread count. Each GEMM is placed at its arithmetic intensity 2MNK / (4 (MK + KN + MN)) flop
+per byte (the compulsory traffic: read A and B once, write C once) and its median GFLOP/s, one
+marker per library. Needs matplotlib (Debian: python3-matplotlib; scripts/deps gemm-peers).
+"""
+import glob
+import json
+import os
+import sys
+
+MARKERS = {"loom": "o", "openblas": "s", "blis": "^", "eigen": "v", "onednn": "D", "libxsmm": "P"}
+
+
+def medians(path):
+    out = {}
+    with open(path) as fh:
+        for r in json.load(fh).get("benchmarks", []):
+            if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
+                continue
+            parts = [p for p in r.get("run_name", r["name"]).split("/") if p != "real_time"]
+            t = int(parts[-1].split(":")[1]) if parts[-1].startswith("threads") else 1
+            out[("/".join(parts[:-1]), t)] = r
+    return out
+
+
+def main(argv):
+    args = [a for a in argv[1:] if not a.startswith("--")]
+    threads = 1
+    if "--threads" in argv:
+        threads = int(argv[argv.index("--threads") + 1])
+        args = [a for a in args if a != str(threads)]
+    if not args:
+        print(__doc__)
+        return 2
+    d = args[0]
+    out_png = args[1] if len(args) > 1 else os.path.join(d, f"roofline_{threads}t.png")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    peak_rows = medians(os.path.join(d, "bench_peak.json"))
+    peak = max((r["GFLOP/s"] for (n, t), r in peak_rows.items() if n.startswith("fma_peak/") and t == threads), default=None)
+    bw = next((r["GB/s"] for (n, t), r in peak_rows.items() if n.startswith("copy_bw/") and t == threads), None)
+    if peak is None or bw is None:
+        print(f"plot_roofline: no fma_peak or copy_bw rows at {threads} thread(s) in bench_peak.json")
+        return 1
+    fig, ax = plt.subplots(figsize=(9, 6))
+    xs = [2 ** (e / 4) for e in range(-8, 4 * 10)]
+    ax.plot(xs, [min(peak, bw * x) for x in xs], "k-", lw=2, label=f"roof: {peak:.0f} GFLOP/s, {bw:.0f} GB/s")
+    for f in sorted(glob.glob(os.path.join(d, "gemm_*.json"))):
+        for (name, t), r in sorted(medians(f).items()):
+            if t != threads or "GFLOP/s" not in r:
+                continue
+            lib, kernel, shape = name.split("/")
+            if kernel not in ("sgemm", "sgemm_bias_relu", "sgemm_static"):
+                continue
+            m, n, k = (int(v) for v in shape.split("x"))
+            ai = 2.0 * m * n * k / (4.0 * (m * k + k * n + m * n))
+            label = lib if kernel == "sgemm" else f"{lib} {kernel[6:]}"
+            ax.scatter([ai], [r["GFLOP/s"]], marker=MARKERS.get(lib, "x"), s=40, label=label,
+                       facecolors="none" if kernel != "sgemm" else None)
+            if lib == "loom" and kernel == "sgemm":
+                ax.annotate(shape, (ai, r["GFLOP/s"]), textcoords="offset points", xytext=(4, -10), fontsize=7)
+    handles, labels = ax.get_legend_handles_labels()
+    seen = {}
+    for h, l in zip(handles, labels):
+        seen.setdefault(l, h)
+    ax.legend(seen.values(), seen.keys(), fontsize=8, loc="lower right")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("arithmetic intensity (flop per byte of compulsory traffic)")
+    ax.set_ylabel("GFLOP/s (median)")
+    ax.set_title(f"FP32 GEMM on the measured roofline, {threads} thread(s)")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=120)
+    print(f"plot_roofline: wrote {out_png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,466 @@
+// tests/test_gemm.cpp — the GEMM engine against a reference accumulated in double: loom::gemm()
+// with the default policy and with blocking shrunk so small shapes pass through every blocking
+// loop many times, the plain reference micro-kernel, every operand layout, alpha/beta (beta = 0
+// never reads C), thread counts (bit-identical results), nesting inside an app's parallel region,
+// shape and alias errors (nothing written), and index-notation contractions with fused epilogues.
+#include "support.hpp"
+
+using loom::index_t;
+using namespace loom::vars;
+using lt::idx_t;
+
+namespace {
+
+/// Blocking shrunk to the minimum: MR = 3 rows, one vector of columns, KC = 8, MC = 2 MR,
+/// NC = 2 NR, so a 40 x 40 x 40 problem runs 5 KC blocks, 7 MC blocks and 3 NC blocks per thread.
+template <class T>
+using tiny_policy = loom::gemm_policy<T, 3, 1, 8, 6, 2 * index_t(loom::simd::native_width<T>),
+                                      loom::simd::native_width<T>>;
+
+/// Error bound of a K-term dot product computed in T against the double reference: every term
+/// and partial sum is rounded at most (K + 2) times, each by at most eps * |term| (Higham 3.1).
+template <class T>
+double gemm_bound(index_t K, double abs_sum) {
+  return double(K + 2) * double(std::numeric_limits<T>::epsilon()) * abs_sum + 1e-30;
+}
+
+struct gemm_case {
+  index_t M, N, K;
+  double alpha, beta;
+};
+
+template <class T>
+struct gemm_data {
+  lt::buffer<T, 2> A, B, C;
+  std::vector<double> ref, bound;
+  gemm_case shape;
+  std::string info;
+};
+
+/// Random operands in random layouts and the double reference of alpha A B + beta C.
+template <class T>
+gemm_data<T> make_gemm(lt::rng_t& g, gemm_case cs, bool any_layout = true) {
+  gemm_data<T> d;
+  d.shape = cs;
+  auto lay = [&] { return any_layout ? lt::pick_layout(g) : lt::layout::row_major; };
+  d.A = lt::random_buffer<T, 2>({cs.M, cs.K}, lay(), "A", g);
+  d.B = lt::random_buffer<T, 2>({cs.K, cs.N}, lay(), "B", g);
+  d.C = lt::random_buffer<T, 2>({cs.M, cs.N}, lay(), "C", g);
+  if (cs.beta == 0) lt::fill(d.C.view, std::numeric_limits<T>::quiet_NaN());  // must not be read
+  d.ref.resize(std::size_t(cs.M * cs.N));
+  d.bound.resize(d.ref.size());
+  for (index_t r = 0; r < cs.M; ++r)
+    for (index_t c = 0; c < cs.N; ++c) {
+      double s = 0, a = 0;
+      for (index_t q = 0; q < cs.K; ++q) {
+        const double t = double(d.A.view(r, q)) * double(d.B.view(q, c));
+        s += t;
+        a += std::abs(t);
+      }
+      const double c0 = cs.beta == 0 ? 0.0 : double(d.C.view(r, c));
+      d.ref[std::size_t(r * cs.N + c)] = cs.alpha * s + cs.beta * c0;
+      d.bound[std::size_t(r * cs.N + c)] = gemm_bound<T>(cs.K, std::abs(cs.alpha) * a + std::abs(cs.beta * c0));
+    }
+  d.info = lt::str(lt::type_name<T>(), " M = ", cs.M, ", N = ", cs.N, ", K = ", cs.K, ", alpha = ", cs.alpha,
+                   ", beta = ", cs.beta, "; ", d.A.describe(), "; ", d.B.describe(), "; ", d.C.describe());
+  return d;
+}
+
+/// C against the reference within the K-scaled bound, and nothing outside C's view written.
+template <class T>
+lt::result check_gemm(const gemm_data<T>& d) {
+  lt::result r;
+  const auto& C = d.C.view;
+  for (index_t a = 0; a < d.shape.M; ++a)
+    for (index_t b = 0; b < d.shape.N; ++b) {
+      const std::size_t q = std::size_t(a * d.shape.N + b);
+      const double got = double(C(a, b));
+      if (!(std::abs(got - d.ref[q]) <= d.bound[q])) {
+        if (r.mismatches++ == 0)
+          r.message = lt::str("C(", a, ", ", b, ") = ", got, ", expected ", d.ref[q], " (bound ", d.bound[q], ")");
+      }
+    }
+  if (r.mismatches) {
+    r.ok = false;
+    r.message += lt::str("; ", r.mismatches, " of ", d.shape.M * d.shape.N, " elements differ");
+    return r;
+  }
+  return d.C.untouched();
+}
+
+template <class T>
+gemm_case random_case(lt::rng_t& g, index_t hi) {
+  static const double alphas[] = {1.0, -0.5, 2.0};
+  static const double betas[] = {0.0, 0.0, 1.0, -0.75};
+  const auto pick = [&](const auto& arr) {
+    return arr[std::size_t(lt::uniform(g, 0, index_t(std::size(arr)) - 1))];
+  };
+  const index_t lo = lt::coin(g, 0.05) ? 0 : 1;  // now and then an empty dimension
+  return {lt::pick_size(g, hi, lo), lt::pick_size(g, hi, lo), lt::pick_size(g, hi, lo), pick(alphas), pick(betas)};
+}
+
+template <class Policy, class T>
+void random_gemms(const char* key, int cases, index_t hi) {
+  auto g = lt::make_rng(key);
+  for (int n = 0; n < cases; ++n) {
+    auto d = make_gemm<T>(g, random_case<T>(g, hi));
+    loom::gemm<Policy>(d.C.view, d.A.view, d.B.view, T(d.shape.alpha), T(d.shape.beta));
+    const auto r = check_gemm(d);
+    INFO(d.info);
+    REQUIRE(r.ok);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gemm: default policy, random shapes and layouts", "[gemm]") {
+  random_gemms<void, float>("gemm default float", 150, 200);
+  random_gemms<void, double>("gemm default double", 100, 200);
+}
+
+TEST_CASE("gemm: blocking shrunk so every blocking loop runs many times", "[gemm]") {
+  random_gemms<tiny_policy<float>, float>("gemm tiny float", 250, 70);
+  random_gemms<tiny_policy<double>, double>("gemm tiny double", 150, 70);
+}
+
+TEST_CASE("gemm: every edge of MR, NR, KC, MC, NC of the default policy", "[gemm]") {
+  using P = loom::default_gemm_policy<float>;
+  const index_t W = P::W, NR = P::NR;
+  auto g = lt::make_rng("gemm edges");
+  // Sizes at and around each blocking boundary (in their own dimension; others small).
+  for (index_t m : {index_t(1), P::MR - 1, P::MR, P::MR + 1, P::MC - 1, P::MC, P::MC + 1})
+    for (index_t n : {index_t(1), W - 1, W + 1, NR - 1, NR, NR + 1}) {
+      auto d = make_gemm<float>(g, {m, n, 17, 1.0, 0.0});
+      loom::gemm(d.C.view, d.A.view, d.B.view);
+      INFO(d.info);
+      REQUIRE(check_gemm(d).ok);
+    }
+  for (index_t kk : {P::KC - 1, P::KC, P::KC + 1, 2 * P::KC + 3}) {
+    auto d = make_gemm<float>(g, {5, NR + 3, kk, 1.0, 1.0});
+    loom::gemm(d.C.view, d.A.view, d.B.view, 1.f, 1.f);
+    INFO(d.info);
+    REQUIRE(check_gemm(d).ok);
+  }
+  {
+    auto d = make_gemm<float>(g, {3, P::NC + NR + 1, 2, -0.5, 0.0}, false);
+    loom::gemm(d.C.view, d.A.view, d.B.view, -0.5f, 0.f);
+    INFO(d.info);
+    REQUIRE(check_gemm(d).ok);
+  }
+}
+
+TEST_CASE("gemm: the plain reference micro-kernel agrees with the reference", "[gemm]") {
+  auto g = lt::make_rng("gemm plain kernel");
+  using P = tiny_policy<float>;
+  for (int n = 0; n < 60; ++n) {
+    auto d = make_gemm<float>(g, random_case<float>(g, 50));
+    const auto pb = loom::gemm_detail::make_problem<float>(d.C.view, d.A.view, d.B.view, float(d.shape.alpha),
+                                                           float(d.shape.beta), true);
+    loom::gemm_detail::run_gemm<P, loom::gemm_detail::plain_kernel>(pb);
+    INFO(d.info);
+    REQUIRE(check_gemm(d).ok);
+  }
+}
+
+TEST_CASE("gemm: results do not depend on the thread count", "[gemm][threads]") {
+  auto g = lt::make_rng("gemm threads");
+  for (auto cs : {gemm_case{301, 257, 129, 1.0, 0.0}, gemm_case{64, 1000, 300, 2.0, 1.0}, gemm_case{700, 40, 80, 1.0, 0.0}}) {
+    auto d = make_gemm<float>(g, cs, false);
+    std::vector<std::vector<float>> results;
+    for (int t : {1, 2, 3}) {
+      lt::thread_scope threads(t);
+      loom::Tensor<float, 2> C(cs.M, cs.N);
+      for (index_t a = 0; a < cs.M; ++a)
+        for (index_t b = 0; b < cs.N; ++b) C(a, b) = d.C.view(a, b);
+      loom::gemm(C, d.A.view, d.B.view, float(cs.alpha), float(cs.beta));
+      results.emplace_back(C.data(), C.data() + cs.M * cs.N);
+    }
+    INFO(d.info);
+    CHECK(results[0] == results[1]);
+    CHECK(results[0] == results[2]);
+    loom::gemm(d.C.view, d.A.view, d.B.view, float(cs.alpha), float(cs.beta));
+    REQUIRE(check_gemm(d).ok);
+  }
+}
+
+TEST_CASE("gemm: called from inside an application's parallel region", "[gemm][threads]") {
+  // Each application thread runs its own GEMM; loom must not start a nested team or share scratch.
+  constexpr int calls = 4;
+  std::vector<gemm_data<float>> data;
+  auto g = lt::make_rng("gemm nested");
+  for (int n = 0; n < calls; ++n) data.push_back(make_gemm<float>(g, {150 + n, 130, 140, 1.0, 0.0}, false));
+#pragma omp parallel for num_threads(2) schedule(static, 1)
+  for (int n = 0; n < calls; ++n) loom::gemm(data[std::size_t(n)].C.view, data[std::size_t(n)].A.view, data[std::size_t(n)].B.view);
+  for (auto& d : data) {
+    INFO(d.info);
+    REQUIRE(check_gemm(d).ok);
+  }
+}
+
+TEST_CASE("gemm: bad shapes and overlapping operands throw before anything is written", "[gemm][errors]") {
+  loom::Tensor<float, 2> A("A", 5, 7), B("B", 7, 3), C("C", 5, 3), Bw("Bw", 6, 3), Cw("Cw", 4, 3), Cn("Cn", 5, 4);
+  for (auto* t : {&A, &B, &C, &Bw, &Cw, &Cn})
+    for (index_t a = 0; a < t->extent(0); ++a)
+      for (index_t b = 0; b < t->extent(1); ++b) (*t)(a, b) = 42.f;
+  auto all_42 = [](const loom::Tensor<float, 2>& t) {
+    for (index_t a = 0; a < t.extent(0); ++a)
+      for (index_t b = 0; b < t.extent(1); ++b)
+        if (t(a, b) != 42.f) return false;
+    return true;
+  };
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const loom::shape_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no shape_error");
+  };
+  const auto m1 = message([&] { loom::gemm(C, A, Bw); });
+  CHECK_THAT(m1, Catch::Contains("'Bw'") && Catch::Contains("dimension 0") && Catch::Contains("6") &&
+                     Catch::Contains("7"));
+  const auto m2 = message([&] { loom::gemm(Cw, A, B); });
+  CHECK_THAT(m2, Catch::Contains("'A'") && Catch::Contains("'Cw'") && Catch::Contains("5") && Catch::Contains("4"));
+  const auto m3 = message([&] { loom::gemm(Cn, A, B); });
+  CHECK_THAT(m3, Catch::Contains("'B'") && Catch::Contains("dimension 1") && Catch::Contains("'Cn'"));
+  CHECK(all_42(C));
+  CHECK(all_42(Cw));
+  CHECK(all_42(Cn));
+
+  // C overlapping an operand: an alias_error (index notation makes this case correct instead).
+  loom::Tensor<float, 2> S("S", 6, 6);
+  for (index_t a = 0; a < 6; ++a)
+    for (index_t b = 0; b < 6; ++b) S(a, b) = 42.f;
+  CHECK_THROWS_AS(loom::gemm(S.block({0, 0}, {3, 3}), S.block({3, 3}, {3, 3}), S.block({2, 0}, {3, 3})),
+                  loom::alias_error);
+  CHECK(all_42(S));
+  // Disjoint blocks of one tensor are fine.
+  loom::gemm(S.block({0, 0}, {3, 3}), S.block({3, 3}, {3, 3}), S.block({3, 0}, {3, 3}));
+  CHECK(S(0, 0) == 3 * 42.f * 42.f);
+  CHECK(S(3, 3) == 42.f);
+
+  // Empty problems are no-ops (K = 0 with beta = 0 writes zeros).
+  loom::Tensor<float, 2> A0("A0", 4, 0), B0("B0", 0, 3), C0("C0", 4, 3);
+  loom::gemm(C0, A0, B0);
+  CHECK(C0(3, 2) == 0.f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Index notation: contractions run on the engine with the expression around them fused.
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+template <class T>
+struct notation_case {
+  index_t M, N, K;
+  lt::buffer<T, 2> A, B, C;
+  lt::buffer<T, 1> bias, scale;
+  std::string info;
+};
+
+template <class T>
+notation_case<T> make_notation(lt::rng_t& g, index_t hi) {
+  notation_case<T> d;
+  d.M = lt::pick_size(g, hi);
+  d.N = lt::pick_size(g, hi);
+  d.K = lt::pick_size(g, hi);
+  d.A = lt::random_buffer<T, 2>({d.M, d.K}, lt::pick_layout(g), "A", g);
+  d.B = lt::random_buffer<T, 2>({d.K, d.N}, lt::pick_layout(g), "B", g);
+  d.C = lt::random_buffer<T, 2>({d.M, d.N}, lt::pick_layout(g), "C", g);
+  d.bias = lt::random_buffer<T, 1>({d.N}, lt::pick_layout(g), "bias", g);
+  d.scale = lt::random_buffer<T, 1>({d.M}, lt::pick_layout(g), "scale", g);
+  d.info = lt::str(lt::type_name<T>(), " M = ", d.M, ", N = ", d.N, ", K = ", d.K, "; ", d.A.describe(), "; ",
+                   d.B.describe(), "; ", d.C.describe());
+  return d;
+}
+
+/// Runs `def` and checks C(a, b) against f(dot(a, b), |dot|(a, b), C0(a, b), a, b) with the GEMM
+/// bound scaled by `gain` (the epilogue's largest derivative) plus a few ulps for its own rounding.
+template <class T, class Def, class F>
+void check_notation(notation_case<T>& d, Def&& def, F&& f, double gain = 1.0) {
+  std::vector<double> c0(std::size_t(d.M * d.N));
+  for (index_t a = 0; a < d.M; ++a)
+    for (index_t b = 0; b < d.N; ++b) c0[std::size_t(a * d.N + b)] = double(d.C.view(a, b));
+  loom::run(std::forward<Def>(def));
+  lt::result r;
+  for (index_t a = 0; a < d.M; ++a)
+    for (index_t b = 0; b < d.N; ++b) {
+      double s = 0, abs_sum = 0;
+      for (index_t q = 0; q < d.K; ++q) {
+        const double t = double(d.A.view(a, q)) * double(d.B.view(q, b));
+        s += t;
+        abs_sum += std::abs(t);
+      }
+      const double want = f(s, c0[std::size_t(a * d.N + b)], a, b);
+      const double bound = gain * gemm_bound<T>(d.K, abs_sum + std::abs(c0[std::size_t(a * d.N + b)])) +
+                           8 * double(std::numeric_limits<T>::epsilon()) * std::max(1.0, std::abs(want));
+      const double got = double(d.C.view(a, b));
+      if (!(std::abs(got - want) <= bound) && r.mismatches++ == 0)
+        r.message = lt::str("C(", a, ", ", b, ") = ", got, ", expected ", want, " (bound ", bound, ")");
+    }
+  INFO(d.info);
+  INFO(r.message);
+  REQUIRE(r.mismatches == 0);
+  REQUIRE(d.C.untouched().ok);
+}
+
+template <class T>
+void notation_suite(const char* key, int cases) {
+  auto g = lt::make_rng(key);
+  for (int n = 0; n < cases; ++n) {
+    auto d = make_notation<T>(g, 150);
+    auto& A = d.A.view;
+    auto& B = d.B.view;
+    auto& C = d.C.view;
+    auto& bias = d.bias.view;
+    auto& scale = d.scale.view;
+    const T alpha = T(0.75);
+    switch (n % 6) {
+      case 0:
+        check_notation(d, C(i, j) = sum(k, A(i, k) * B(k, j)), [](double s, double, index_t, index_t) { return s; });
+        break;
+      case 1:
+        check_notation(d, C(i, j) = max(sum(k, A(i, k) * B(k, j)) * alpha + bias(j), T(0)),
+                       [&](double s, double, index_t, index_t b) { return std::max(s * 0.75 + double(bias(b)), 0.0); });
+        break;
+      case 2:
+        check_notation(d, C(i, j) += sum(k, A(i, k) * B(k, j)),
+                       [](double s, double c0, index_t, index_t) { return c0 + s; });
+        break;
+      case 3:
+        // Operands in the other order, a row broadcast and the old C read in the epilogue.
+        check_notation(d, C(i, j) = scale(i) * sum(k, B(k, j) * A(i, k)) - C(i, j),
+                       [&](double s, double c0, index_t a, index_t) { return double(scale(a)) * s - c0; });
+        break;
+      case 4:
+        check_notation(d, C(i, j) = sigmoid(sum(k, A(i, k) * B(k, j))),
+                       [](double s, double, index_t, index_t) { return 1.0 / (1.0 + std::exp(-s)); }, 0.25);
+        break;
+      case 5:
+        check_notation(d, C(i, j) = sum(k, A(i, k) * B(k, j)) + bias(j) * T(2),
+                       [&](double s, double, index_t, index_t b) { return s + 2.0 * double(bias(b)); });
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gemm: index-notation contractions with fused epilogues", "[gemm][notation]") {
+  notation_suite<float>("gemm notation float", 120);
+  notation_suite<double>("gemm notation double", 60);
+}
+
+TEST_CASE("gemm: index notation with the output transposed, a demanded engine, and an aliased output",
+          "[gemm][notation]") {
+  auto g = lt::make_rng("gemm notation special");
+  for (int n = 0; n < 30; ++n) {
+    const index_t M = lt::pick_size(g, 100), N = lt::pick_size(g, 100), K = lt::pick_size(g, 100);
+    auto A = lt::random_buffer<float, 2>({M, K}, lt::pick_layout(g), "A", g);
+    auto B = lt::random_buffer<float, 2>({K, N}, lt::pick_layout(g), "B", g);
+    auto D = lt::random_buffer<float, 2>({M, N}, lt::pick_layout(g), "D", g);
+    auto Ct = lt::make_buffer<float, 2>({N, M}, lt::pick_layout(g), "Ct");
+    auto C = lt::make_buffer<float, 2>({M, N}, lt::pick_layout(g), "C");
+    auto& a = A.view;
+    auto& b = B.view;
+    INFO(lt::str("M = ", M, ", N = ", N, ", K = ", K, "; ", A.describe(), "; ", B.describe(), "; ", Ct.describe()));
+    // The output indexed (j, i): its rows are the product's columns.
+    loom::run(Ct.view(j, i) = sum(k, a(i, k) * b(k, j)));
+    // gemm_schedule demands the engine; the default policy shrunk to the tiny one.
+    loom::run<loom::gemm_schedule<tiny_policy<float>>>(C.view(i, j) = sum(k, a(i, k) * b(k, j)) - D.view(i, j));
+    for (index_t r = 0; r < M; ++r)
+      for (index_t c = 0; c < N; ++c) {
+        double s = 0, abs_sum = 0;
+        for (index_t q = 0; q < K; ++q) {
+          s += double(a(r, q)) * double(b(q, c));
+          abs_sum += std::abs(double(a(r, q)) * double(b(q, c)));
+        }
+        const double bound = gemm_bound<float>(K, abs_sum + 1) + 1e-6;
+        REQUIRE(std::abs(double(Ct.view(c, r)) - s) <= bound);
+        REQUIRE(std::abs(double(C.view(r, c)) - (s - double(D.view(r, c)))) <= bound);
+      }
+    REQUIRE(Ct.untouched().ok);
+    REQUIRE(C.untouched().ok);
+  }
+  // S = S B reads the output at other indices than it writes: made correct (not the engine's
+  // in-place overwrite).
+  for (index_t n : {index_t(1), index_t(7), index_t(40)}) {
+    loom::Tensor<double, 2> S("S", n, n), B("B", n, n), S0("S0", n, n);
+    auto g2 = lt::make_rng(lt::str("gemm aliased ", n));
+    lt::fill_random(S.as_view(), g2);
+    lt::fill_random(B.as_view(), g2);
+    for (index_t r = 0; r < n; ++r)
+      for (index_t c = 0; c < n; ++c) S0(r, c) = S(r, c);
+    loom::run(S(i, j) = sum(k, S(i, k) * B(k, j)));
+    for (index_t r = 0; r < n; ++r)
+      for (index_t c = 0; c < n; ++c) {
+        double s = 0;
+        for (index_t q = 0; q < n; ++q) s += S0(r, q) * B(q, c);
+        REQUIRE(std::abs(S(r, c) - s) <= 1e-12 * double(n));
+      }
+  }
+}
+
+TEST_CASE("gemm: bad shapes in index notation throw before the engine writes", "[gemm][errors][notation]") {
+  loom::Tensor<float, 2> A("A", 5, 7), B("B", 6, 3), C("C", 5, 3);
+  for (index_t a = 0; a < 5; ++a)
+    for (index_t b = 0; b < 3; ++b) C(a, b) = 1.f;
+  CHECK_THROWS_AS(loom::run(C(i, j) = sum(k, A(i, k) * B(k, j))), loom::shape_error);
+  try {
+    loom::run(C(i, j) = sum(k, A(i, k) * B(k, j)));
+  } catch (const loom::shape_error& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("k") && Catch::Contains("6") && Catch::Contains("7"));
+  }
+  for (index_t a = 0; a < 5; ++a)
+    for (index_t b = 0; b < 3; ++b) CHECK(C(a, b) == 1.f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Static small shapes: the unpacked path (row-major B and C) and the fallback (a transposed B).
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+template <class T, index_t M, index_t N, index_t K>
+void static_case(lt::rng_t& g, bool transposed_b, double alpha, double beta) {
+  auto d = make_gemm<T>(g, {M, N, K, alpha, beta}, false);
+  using EA = loom::extents<M, K>;
+  using EB = loom::extents<K, N>;
+  using EC = loom::extents<M, N>;
+  loom::TensorView<T, 2, EA> A(d.A.view.data(), EA{}, {K, 1}, loom::tensor_name("A"));
+  loom::TensorView<T, 2, EC> C(d.C.view.data(), EC{}, {N, 1}, loom::tensor_name("C"));
+  // A transposed B: the same values stored column-major in a copy.
+  std::vector<T> bt(std::size_t(K * N));
+  for (index_t r = 0; r < K; ++r)
+    for (index_t c = 0; c < N; ++c) bt[std::size_t(c * K + r)] = d.B.view(r, c);
+  loom::TensorView<T, 2, EB> B = transposed_b ? loom::TensorView<T, 2, EB>(bt.data(), EB{}, {1, K}, loom::tensor_name("B"))
+                                              : loom::TensorView<T, 2, EB>(d.B.view.data(), EB{}, {N, 1}, loom::tensor_name("B"));
+  static_assert(loom::gemm_detail::small_static<decltype(C), decltype(A), decltype(B)>);
+  loom::gemm(C, A, B, T(alpha), T(beta));
+  INFO(d.info << (transposed_b ? " (B column-major: packed fallback)" : " (static small path)"));
+  REQUIRE(check_gemm(d).ok);
+}
+
+}  // namespace
+
+TEST_CASE("gemm: static small shapes run unpacked and agree with the reference", "[gemm][static]") {
+  auto g = lt::make_rng("gemm static");
+  for (bool tb : {false, true}) {
+    for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{-0.5, 1.0}, std::pair{2.0, -0.75}}) {
+      static_case<float, 1, 1, 1>(g, tb, alpha, beta);
+      static_case<float, 16, 16, 16>(g, tb, alpha, beta);
+      static_case<float, 32, 32, 32>(g, tb, alpha, beta);
+      static_case<float, 64, 64, 64>(g, tb, alpha, beta);
+      static_case<float, 7, 13, 5>(g, tb, alpha, beta);
+      static_case<float, 33, 17, 64>(g, tb, alpha, beta);
+      static_case<float, 64, 1, 3>(g, tb, alpha, beta);
+      static_case<float, 5, 63, 2>(g, tb, alpha, beta);
+      static_case<double, 16, 16, 16>(g, tb, alpha, beta);
+      static_case<double, 29, 31, 37>(g, tb, alpha, beta);
+      static_case<double, 64, 64, 64>(g, tb, alpha, beta);
+    }
+  }
+  // Beyond 64 the packed engine runs, static or not.
+  static_assert(!loom::gemm_detail::small_static<loom::TensorView<float, 2, loom::extents<65, 8>>,
+                                                 loom::TensorView<float, 2, loom::extents<65, 8>>,
+                                                 loom::TensorView<float, 2, loom::extents<8, 8>>>);
+}
