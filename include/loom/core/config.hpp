@@ -7,7 +7,19 @@ namespace loom {
 using index_t = std::int64_t;
 }  // namespace loom
 
-#if defined(__GNUC__) || defined(__clang__)
+/// Sanitizer builds (any AddressSanitizer build) do not force inlining: at -O0, forcing the whole
+/// GEMM micro-kernel and its epilogue into one function makes clang 14 with ASan use tens of GiB
+/// of memory for one test file. Speed is not what those builds are for.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LOOM_NO_FORCED_INLINE 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define LOOM_NO_FORCED_INLINE 1
+#endif
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(LOOM_NO_FORCED_INLINE)
 #define LOOM_INLINE inline __attribute__((always_inline))
 #else
 #define LOOM_INLINE inline
@@ -15,7 +27,7 @@ using index_t = std::int64_t;
 
 /// After a lambda's parameter list: the fold-expression lambdas that unroll loops must inline, or
 /// the register block they carry would be passed through memory.
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(LOOM_NO_FORCED_INLINE)
 #define LOOM_LAMBDA_INLINE __attribute__((always_inline))
 #else
 #define LOOM_LAMBDA_INLINE

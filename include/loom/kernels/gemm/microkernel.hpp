@@ -79,9 +79,10 @@ void micro_kernel(index_t kc, const typename P::value_type* __restrict ap, const
   // could no longer overlap with the FMAs (C rows are a page apart; from L3 that cost ~20 % of
   // the kernel's time at KC = 256 before this prefetch).
   if (c.cs == 1) {
-    [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
-      ((R < m ? (__builtin_prefetch(c.p + R * c.rs, 1, 3), __builtin_prefetch(c.p + R * c.rs + NR - 1, 1, 3)) : void()), ...);
-    }(rows{});
+    for (index_t r = 0; r < m; ++r) {
+      __builtin_prefetch(c.p + r * c.rs, 1, 3);
+      __builtin_prefetch(c.p + r * c.rs + NR - 1, 1, 3);
+    }
   }
 
   tile acc;
