@@ -148,7 +148,10 @@ struct default_schedule {
       using P0 = meta::at<pure, 0>;
       return schedule<tile<P0{}, p_last{}, 16, 16>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<P0>{}, parallel_min_points>>{};
     } else if constexpr (pure::size == 1) {
-      return schedule<split<p_last{}, 8192>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<p_last>{}, parallel_min_points>>{};
+      // Chunks of 8192 points per thread, vectors unrolled by 4: independent work in flight for
+      // math-heavy bodies (fused_16M at 1 thread measured 108 % of copy against 95 % without).
+      return schedule<split<p_last{}, 8192>, vectorize<inner_loop<p_last>{}>, unroll<outer_loop<inner_loop<p_last>>{}, 4>,
+                      parallel<outer_loop<p_last>{}, parallel_min_points>>{};
     } else {
       using P0 = meta::at<pure, 0>;
       return schedule<vectorize<p_last{}>, parallel<P0{}, parallel_min_points>>{};
