@@ -11,23 +11,15 @@ per byte (the compulsory traffic: read A and B once, write C once) and its media
 marker per library. Needs matplotlib (Debian: python3-matplotlib; scripts/deps gemm-peers).
 """
 import glob
-import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize_gemm import runs  # noqa: E402  (the same parsing of benchmark names)
+
 MARKERS = {"loom": "o", "openblas": "s", "blis": "^", "eigen": "v", "onednn": "D", "libxsmm": "P"}
-
-
-def medians(path):
-    out = {}
-    with open(path) as fh:
-        for r in json.load(fh).get("benchmarks", []):
-            if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
-                continue
-            parts = [p for p in r.get("run_name", r["name"]).split("/") if p != "real_time"]
-            t = int(parts[-1].split(":")[1]) if parts[-1].startswith("threads") else 1
-            out[("/".join(parts[:-1]), t)] = r
-    return out
+COLORS = {"loom": "tab:red", "openblas": "tab:blue", "blis": "tab:green", "eigen": "tab:purple", "onednn": "tab:orange",
+          "libxsmm": "tab:brown"}
 
 
 def main(argv):
@@ -41,14 +33,19 @@ def main(argv):
         return 2
     d = args[0]
     out_png = args[1] if len(args) > 1 else os.path.join(d, f"roofline_{threads}t.png")
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        print("plot_roofline: needs matplotlib: apt-get install python3-matplotlib (bash scripts/deps gemm-peers), "
+              "then run it with the system /usr/bin/python3")
+        return 1
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    peak_rows = medians(os.path.join(d, "bench_peak.json"))
-    peak = max((r["GFLOP/s"] for (n, t), r in peak_rows.items() if n.startswith("fma_peak/") and t == threads), default=None)
-    bw = next((r["GB/s"] for (n, t), r in peak_rows.items() if n.startswith("copy_bw/") and t == threads), None)
+    peak_rows = runs(os.path.join(d, "bench_peak.json"))
+    peak = max((r["GFLOP/s"] for (n, _, _, t), r in peak_rows.items() if n == "fma_peak" and t == threads), default=None)
+    bw = next((r["GB/s"] for (n, _, _, t), r in peak_rows.items() if n == "copy_bw" and t == threads), None)
     if peak is None or bw is None:
         print(f"plot_roofline: no fma_peak or copy_bw rows at {threads} thread(s) in bench_peak.json")
         return 1
@@ -56,17 +53,17 @@ def main(argv):
     xs = [2 ** (e / 4) for e in range(-8, 4 * 10)]
     ax.plot(xs, [min(peak, bw * x) for x in xs], "k-", lw=2, label=f"roof: {peak:.0f} GFLOP/s, {bw:.0f} GB/s")
     for f in sorted(glob.glob(os.path.join(d, "gemm_*.json"))):
-        for (name, t), r in sorted(medians(f).items()):
+        for (lib, kernel, shape, t), r in sorted(runs(f).items()):
             if t != threads or "GFLOP/s" not in r:
                 continue
-            lib, kernel, shape = name.split("/")
             if kernel not in ("sgemm", "sgemm_bias_relu", "sgemm_static"):
                 continue
             m, n, k = (int(v) for v in shape.split("x"))
             ai = 2.0 * m * n * k / (4.0 * (m * k + k * n + m * n))
             label = lib if kernel == "sgemm" else f"{lib} {kernel[6:]}"
-            ax.scatter([ai], [r["GFLOP/s"]], marker=MARKERS.get(lib, "x"), s=40, label=label,
-                       facecolors="none" if kernel != "sgemm" else None)
+            color = COLORS.get(lib, "black")
+            ax.scatter([ai], [r["GFLOP/s"]], marker=MARKERS.get(lib, "x"), s=40, label=label, edgecolors=color,
+                       facecolors="none" if kernel != "sgemm" else color, zorder=3 if lib == "loom" else 2)
             if lib == "loom" and kernel == "sgemm":
                 ax.annotate(shape, (ai, r["GFLOP/s"]), textcoords="offset points", xytext=(4, -10), fontsize=7)
     handles, labels = ax.get_legend_handles_labels()

@@ -38,6 +38,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
+# shellcheck source=machine.sh
+source "$here/machine.sh"
 build_dir=""
 results=""
 reps=5
@@ -89,7 +91,7 @@ else
     peers+=(-DLOOM_HAVE_XTENSOR=1)
   fi
   echo "run.sh: building with $cxx ${flags[*]} ${peers[*]}"
-  echo "run.sh: include/ snapshot $(cd "$root" && find include -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16) at $(date -Is)"
+  echo "run.sh: include/ snapshot $(include_snapshot) at $(date -Is)"
   "$cxx" "${flags[@]}" "$here/bench_peak.cpp" -lbenchmark -lpthread -o "$bin/bench_peak"
   "$cxx" "${flags[@]}" "${peers[@]}" "$here/bench_core.cpp" -lbenchmark -lpthread -o "$bin/bench_core"
   core="$bin/bench_core"
@@ -97,32 +99,6 @@ else
 fi
 
 # ---- machine state ----
-busy_fraction() {  # fraction of all CPUs busy over ${1:-2} seconds, from /proc/stat
-  local a b
-  a=($(head -1 /proc/stat))
-  sleep "${1:-2}"
-  b=($(head -1 /proc/stat))
-  local idle=$(( (b[4] + b[5]) - (a[4] + a[5]) ))
-  local total=0 q
-  for q in 1 2 3 4 5 6 7 8; do total=$(( total + b[q] - a[q] )); done
-  awk -v i="$idle" -v t="$total" 'BEGIN { printf "%.2f", (t > 0 ? 1 - i / t : 0) }'
-}
-wait_quiet() {  # [window seconds] [quiet]
-  local window="${1:-2}" quiet="${2:-}" waited=0 busy
-  while :; do
-    busy="$(busy_fraction "$window")"
-    if awk -v b="$busy" 'BEGIN { exit !(b < 0.25) }'; then
-      [[ -n "$quiet" ]] || echo "run.sh: machine quiet (busy $busy) after ${waited}s"
-      return
-    fi
-    if (( waited >= wait_idle )); then
-      echo "run.sh: WARNING: machine still busy ($busy of all CPUs) after ${waited}s; running anyway (numbers will be noisy)"
-      return
-    fi
-    sleep 1
-    waited=$(( waited + window + 1 ))
-  done
-}
 state() {
   echo "== $1: $(date -Is)"
   uptime
@@ -137,7 +113,7 @@ state() {
   echo "OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset} OMP_PROC_BIND=${OMP_PROC_BIND:-unset} OMP_PLACES=${OMP_PLACES:-unset}"
   echo "transparent_hugepage: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo '?')"
   echo "loom commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none)"
-  echo "include/ snapshot (sha256 of every header, as built): $(cd "$root" && find include -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)"
+  echo "include/ snapshot (sha256 of every header, as built): $(include_snapshot)"
 } >"$results/machine.txt"
 
 common=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true --benchmark_out_format=json)
@@ -192,7 +168,7 @@ run_one() {  # name binary
       q=$(( q + 1 ))
       best="" best_others=2
       for (( try = 1; try <= tries; ++try )); do
-        (( wait_idle > 0 )) && wait_quiet 1 quiet
+        (( wait_idle > 0 )) && wait_quiet "$wait_idle" 1 quiet
         out="$results/parts/$name.$(printf %03d $q).$try.json"
         others="$(run_measured "$out" "$t" "$binary")"
         cv="$(max_cv "$out")"
@@ -209,7 +185,7 @@ run_one() {  # name binary
       printf '%s\t%s\t%s\n' "$t" "$best_others" "$(basename "$best")" >>"$results/parts/others.tsv"
     done
   else
-    (( wait_idle > 0 )) && wait_quiet
+    (( wait_idle > 0 )) && wait_quiet "$wait_idle"
     echo "run.sh: running $name (repetitions $reps, nice $niceness) ..."
     local j0 j1 e u s others
     j0=($(jiffies))

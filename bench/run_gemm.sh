@@ -14,6 +14,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
+# shellcheck source=machine.sh
+source "$here/machine.sh"
 results=""
 reps=5
 libs="loom openblas blis eigen onednn libxsmm"
@@ -57,7 +59,7 @@ lib_flags() {  # flags to build the binary of library $1, or nothing when it is 
   esac
 }
 
-echo "run_gemm.sh: include/ snapshot $(cd "$root" && find include -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16) at $(date -Is)"
+echo "run_gemm.sh: include/ snapshot $(include_snapshot) at $(date -Is)"
 "$cxx" "${flags[@]}" "$here/bench_peak.cpp" -lbenchmark -lpthread -o "$bin/bench_peak"
 built=()
 for lib in $libs; do
@@ -72,31 +74,16 @@ for lib in $libs; do
   built+=("$lib")
 done
 
-busy_fraction() {  # fraction of all CPUs busy over 2 s
-  local a b idle total=0 q
-  a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
-  idle=$(( (b[4] + b[5]) - (a[4] + a[5]) ))
-  for q in 1 2 3 4 5 6 7 8; do total=$(( total + b[q] - a[q] )); done
-  awk -v i="$idle" -v t="$total" 'BEGIN { printf "%.2f", (t > 0 ? 1 - i / t : 0) }'
-}
-wait_quiet() {
-  local waited=0 busy
-  while busy="$(busy_fraction)"; ! awk -v b="$busy" 'BEGIN { exit !(b < 0.25) }'; do
-    (( waited >= 120 )) && { echo "run_gemm.sh: WARNING: machine busy ($busy) after ${waited}s; running anyway"; return; }
-    waited=$(( waited + 3 )); sleep 1
-  done
-}
-
 common=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true --benchmark_out_format=json)
 {
   grep -m1 "model name" /proc/cpuinfo || true
   echo "cpus: $(nproc); libraries: ${built[*]}; loom commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo none)"
 } >"$results/machine.txt"
 
-wait_quiet
+wait_quiet 120
 "$bin/bench_peak" "${common[@]}" --benchmark_out="$results/bench_peak.json" | tee "$results/bench_peak.log"
 for lib in "${built[@]}"; do
-  wait_quiet
+  wait_quiet 120
   echo "run_gemm.sh: running $lib"
   "$bin/bench_gemm_$lib" "${common[@]}" --benchmark_out="$results/gemm_$lib.json" "${extra[@]}" \
     | tee "$results/gemm_$lib.log"

@@ -16,22 +16,29 @@ import sys
 PEERS = ["openblas", "blis", "eigen", "onednn", "libxsmm"]
 
 
-def medians(path):
-    """{(lib, kernel, shape, threads): median GFLOP/s} of one JSON file."""
+def runs(path):
+    """{(name0, name1, name2, threads): the median record} of one Google Benchmark JSON file.
+
+    Names are <lib>/<kernel>/<MxNxK>/threads:<T> (bench_gemm) or <kernel>/<variant>/threads:<T>
+    (bench_peak, whose key has an empty third part). Shared with plot_roofline.py.
+    """
     out = {}
     with open(path) as fh:
         data = json.load(fh)
     for r in data.get("benchmarks", []):
         if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
             continue
-        name = r.get("run_name", r["name"])
-        parts = [p for p in name.split("/") if p != "real_time"]
-        if len(parts) < 3 or "GFLOP/s" not in r:
+        parts = [p for p in r.get("run_name", r["name"]).split("/") if p != "real_time"]
+        if len(parts) < 3:
             continue
         threads = int(parts[-1].split(":")[1]) if parts[-1].startswith("threads") else 1
-        key = (parts[0], parts[1], parts[2] if len(parts) > 3 else "", threads)
-        out[key] = r["GFLOP/s"] / 1e9 if r["GFLOP/s"] > 1e6 else r["GFLOP/s"]
+        out[(parts[0], parts[1], parts[2] if len(parts) > 3 else "", threads)] = r
     return out
+
+
+def medians(path):
+    """{(lib, kernel, shape, threads): median GFLOP/s} of one JSON file."""
+    return {k: r["GFLOP/s"] for k, r in runs(path).items() if "GFLOP/s" in r}
 
 
 def main(argv):

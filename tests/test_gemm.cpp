@@ -24,6 +24,20 @@ double gemm_bound(index_t K, double abs_sum) {
   return double(K + 2) * double(std::numeric_limits<T>::epsilon()) * abs_sum + 1e-30;
 }
 
+/// Row r of A times column c of B in double: the sum and the sum of absolute terms (the scale of
+/// its rounding error).
+struct dot_ref {
+  double sum = 0, abs_sum = 0;
+  template <class VA, class VB>
+  dot_ref(const VA& A, const VB& B, index_t r, index_t c, index_t K) {
+    for (index_t q = 0; q < K; ++q) {
+      const double t = double(A(r, q)) * double(B(q, c));
+      sum += t;
+      abs_sum += std::abs(t);
+    }
+  }
+};
+
 struct gemm_case {
   index_t M, N, K;
   double alpha, beta;
@@ -51,15 +65,10 @@ gemm_data<T> make_gemm(lt::rng_t& g, gemm_case cs, bool any_layout = true) {
   d.bound.resize(d.ref.size());
   for (index_t r = 0; r < cs.M; ++r)
     for (index_t c = 0; c < cs.N; ++c) {
-      double s = 0, a = 0;
-      for (index_t q = 0; q < cs.K; ++q) {
-        const double t = double(d.A.view(r, q)) * double(d.B.view(q, c));
-        s += t;
-        a += std::abs(t);
-      }
+      const dot_ref dot(d.A.view, d.B.view, r, c, cs.K);
       const double c0 = cs.beta == 0 ? 0.0 : double(d.C.view(r, c));
-      d.ref[std::size_t(r * cs.N + c)] = cs.alpha * s + cs.beta * c0;
-      d.bound[std::size_t(r * cs.N + c)] = gemm_bound<T>(cs.K, std::abs(cs.alpha) * a + std::abs(cs.beta * c0));
+      d.ref[std::size_t(r * cs.N + c)] = cs.alpha * dot.sum + cs.beta * c0;
+      d.bound[std::size_t(r * cs.N + c)] = gemm_bound<T>(cs.K, std::abs(cs.alpha) * dot.abs_sum + std::abs(cs.beta * c0));
     }
   d.info = lt::str(lt::type_name<T>(), " M = ", cs.M, ", N = ", cs.N, ", K = ", cs.K, ", alpha = ", cs.alpha,
                    ", beta = ", cs.beta, "; ", d.A.describe(), "; ", d.B.describe(), "; ", d.C.describe());
@@ -285,14 +294,9 @@ void check_notation(notation_case<T>& d, Def&& def, F&& f, double gain = 1.0) {
   lt::result r;
   for (index_t a = 0; a < d.M; ++a)
     for (index_t b = 0; b < d.N; ++b) {
-      double s = 0, abs_sum = 0;
-      for (index_t q = 0; q < d.K; ++q) {
-        const double t = double(d.A.view(a, q)) * double(d.B.view(q, b));
-        s += t;
-        abs_sum += std::abs(t);
-      }
-      const double want = f(s, c0[std::size_t(a * d.N + b)], a, b);
-      const double bound = gain * gemm_bound<T>(d.K, abs_sum + std::abs(c0[std::size_t(a * d.N + b)])) +
+      const dot_ref dot(d.A.view, d.B.view, a, b, d.K);
+      const double want = f(dot.sum, c0[std::size_t(a * d.N + b)], a, b);
+      const double bound = gain * gemm_bound<T>(d.K, dot.abs_sum + std::abs(c0[std::size_t(a * d.N + b)])) +
                            8 * double(std::numeric_limits<T>::epsilon()) * std::max(1.0, std::abs(want));
       const double got = double(d.C.view(a, b));
       if (!(std::abs(got - want) <= bound) && r.mismatches++ == 0)
@@ -370,14 +374,10 @@ TEST_CASE("gemm: index notation with the output transposed, a demanded engine, a
     loom::run<loom::gemm_schedule<tiny_policy<float>>>(C.view(i, j) = sum(k, a(i, k) * b(k, j)) - D.view(i, j));
     for (index_t r = 0; r < M; ++r)
       for (index_t c = 0; c < N; ++c) {
-        double s = 0, abs_sum = 0;
-        for (index_t q = 0; q < K; ++q) {
-          s += double(a(r, q)) * double(b(q, c));
-          abs_sum += std::abs(double(a(r, q)) * double(b(q, c)));
-        }
-        const double bound = gemm_bound<float>(K, abs_sum + 1) + 1e-6;
-        REQUIRE(std::abs(double(Ct.view(c, r)) - s) <= bound);
-        REQUIRE(std::abs(double(C.view(r, c)) - (s - double(D.view(r, c)))) <= bound);
+        const dot_ref dot(a, b, r, c, K);
+        const double bound = gemm_bound<float>(K, dot.abs_sum + 1) + 1e-6;
+        REQUIRE(std::abs(double(Ct.view(c, r)) - dot.sum) <= bound);
+        REQUIRE(std::abs(double(C.view(r, c)) - (dot.sum - double(D.view(r, c)))) <= bound);
       }
     REQUIRE(Ct.untouched().ok);
     REQUIRE(C.untouched().ok);
@@ -394,9 +394,7 @@ TEST_CASE("gemm: index notation with the output transposed, a demanded engine, a
     loom::run(S(i, j) = sum(k, S(i, k) * B(k, j)));
     for (index_t r = 0; r < n; ++r)
       for (index_t c = 0; c < n; ++c) {
-        double s = 0;
-        for (index_t q = 0; q < n; ++q) s += S0(r, q) * B(q, c);
-        REQUIRE(std::abs(S(r, c) - s) <= 1e-12 * double(n));
+        REQUIRE(std::abs(S(r, c) - dot_ref(S0, B, r, c, n).sum) <= 1e-12 * double(n));
       }
   }
 }

@@ -115,10 +115,19 @@ void check(const std::string& name, const operands<T>& o, bool bias_relu) {
 // ---------------------------------------------------------------------------------------------
 #if LOOM_GEMM_ID == LOOM_GEMM_LIB_loom
 void set_threads(int t) { omp_set_num_threads(t); }
+/// A, B, C as row-major loom views of the operands' memory.
+template <class T>
+auto views(operands<T>& o) {
+  struct {
+    loom::TensorView<T, 2> A, B, C;
+  } v{loom::view(o.a.get(), loom::shape(o.M, o.K), "A"), loom::view(o.b.get(), loom::shape(o.K, o.N), "B"),
+      loom::view(o.c.get(), loom::shape(o.M, o.N), "C")};
+  return v;
+}
 template <class T>
 void gemm(operands<T>& o) {
-  loom::gemm(loom::view(o.c.get(), loom::shape(o.M, o.N), "C"), loom::view(o.a.get(), loom::shape(o.M, o.K), "A"),
-             loom::view(o.b.get(), loom::shape(o.K, o.N), "B"));
+  auto [A, B, C] = views(o);
+  loom::gemm(C, A, B);
 }
 #elif LOOM_GEMM_ID == LOOM_GEMM_LIB_openblas
 void set_threads(int t) { openblas_set_num_threads(t); }
@@ -229,9 +238,7 @@ void register_one(const std::string& kernel, shape s, int threads, Run run, bool
 template <class T>
 void gemm_bias_relu(operands<T>& o) {
   using namespace loom::vars;
-  auto A = loom::view(o.a.get(), loom::shape(o.M, o.K), "A");
-  auto B = loom::view(o.b.get(), loom::shape(o.K, o.N), "B");
-  auto C = loom::view(o.c.get(), loom::shape(o.M, o.N), "C");
+  auto [A, B, C] = views(o);
   auto bias = loom::view(o.bias.get(), loom::shape(o.N), "bias");
   loom::run(C(i, j) = max(sum(k, A(i, k) * B(k, j)) + bias(j), T(0)));
 }
@@ -239,9 +246,7 @@ void gemm_bias_relu(operands<T>& o) {
 template <class T>
 void gemm_notation(operands<T>& o) {
   using namespace loom::vars;
-  auto A = loom::view(o.a.get(), loom::shape(o.M, o.K), "A");
-  auto B = loom::view(o.b.get(), loom::shape(o.K, o.N), "B");
-  auto C = loom::view(o.c.get(), loom::shape(o.M, o.N), "C");
+  auto [A, B, C] = views(o);
   loom::run(C(i, j) = sum(k, A(i, k) * B(k, j)));
 }
 /// Static extents: the compiler knows every loop trip (the small-shape path).

@@ -92,14 +92,19 @@ constexpr index_t static_extent(std::size_t d) {
   return V::extents_type::static_extent(d);
 }
 
-/// M, N, K all static and small: the unpacked path of small.hpp.
+/// M, N, K as the view types know them (dyn where only the run time does), and whether they
+/// select the unpacked path of small.hpp: all static and small.
 template <class CV, class AV, class BV>
-constexpr bool small_static = [] {
-  constexpr index_t M = static_extent<CV>(0), N = static_extent<CV>(1);
-  constexpr index_t K = static_extent<AV>(1) != dyn ? static_extent<AV>(1) : static_extent<BV>(0);
-  if constexpr (M == dyn || N == dyn || K == dyn) return false;
-  else return small_shape<typename CV::value_type, M, N, K>::fits;
-}();
+struct static_dims {
+  static constexpr index_t M = static_extent<CV>(0), N = static_extent<CV>(1);
+  static constexpr index_t K = static_extent<AV>(1) != dyn ? static_extent<AV>(1) : static_extent<BV>(0);
+  static constexpr bool small = [] {
+    if constexpr (M == dyn || N == dyn || K == dyn) return false;
+    else return small_shape<typename CV::value_type, M, N, K>::fits;
+  }();
+};
+template <class CV, class AV, class BV>
+constexpr bool small_static = static_dims<CV, AV, BV>::small;
 
 }  // namespace gemm_detail
 
@@ -121,17 +126,13 @@ void gemm(CM&& C, const AM& A, const BM& B, typename gemm_detail::view_of<CM>::v
   const auto c = C.as_view();
   const auto a = A.as_view();
   const auto b = B.as_view();
-  using CV = std::remove_cvref_t<decltype(c)>;
-  using AV = std::remove_cvref_t<decltype(a)>;
-  using BV = std::remove_cvref_t<decltype(b)>;
-  if constexpr (std::is_void_v<Policy> && gemm_detail::small_static<CV, AV, BV>) {
+  using dims = gemm_detail::static_dims<std::remove_cvref_t<decltype(c)>, std::remove_cvref_t<decltype(a)>,
+                                        std::remove_cvref_t<decltype(b)>>;
+  if constexpr (std::is_void_v<Policy> && dims::small) {
     // Static and small: no packing (unless B or C has strided rows).
     if (b.stride(1) == 1 && c.stride(1) == 1) {
       const auto pb = gemm_detail::make_problem<T>(c, a, b, alpha, beta, false);
-      gemm_detail::small_gemm<T, gemm_detail::static_extent<CV>(0), gemm_detail::static_extent<CV>(1),
-                              gemm_detail::static_extent<AV>(1) != dyn ? gemm_detail::static_extent<AV>(1)
-                                                                      : gemm_detail::static_extent<BV>(0)>(
-          pb.a, pb.b, pb.c, alpha, beta, epilogue);
+      gemm_detail::small_gemm<T, dims::M, dims::N, dims::K>(pb.a, pb.b, pb.c, alpha, beta, epilogue);
       return;
     }
   }

@@ -89,4 +89,9 @@ using batch = xsimd::batch<T, arch_for<T, W>>;
 template <class T, std::size_t W>
 using batch_bool = xsimd::batch_bool<T, arch_for<T, W>>;
 
+/// Vector registers a kernel of W lanes of T may keep live: x86-64 has 32 with AVX-512 (64-byte
+/// vectors), 16 otherwise.
+template <class T, std::size_t W>
+inline constexpr std::ptrdiff_t vector_registers = W * sizeof(T) == 64 ? 32 : 16;
+
 }  // namespace loom::simd

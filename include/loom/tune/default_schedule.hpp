@@ -115,11 +115,13 @@ struct default_schedule {
                           reorder<outer_loop<R>{}, outer_loop<inner_loop<R>>{}, p_last{}, inner_loop<inner_loop<R>>{}>,
                           vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>>;
   };
+  // One output variable, one reduction, not along lanes: register strips, or rows streamed.
+  static constexpr bool reduction_1d = has_red && !reduce_lanes && pure::size == 1 && Def::rhs_type::reductions::size == 1;
+  // Rows streamed needs the output as the accumulator: `out(j) = sum(...)` with nothing around the
+  // sum, over one variable, and j unit-stride in an input.
   static constexpr bool bare_reduction = requires { typename Def::rhs_type::op_type; } &&
                                          !std::is_same_v<typename Def::mode, assign_add>;
-  static constexpr bool streams_rows = has_red && !reduce_lanes && pure::size == 1 && rv::size == 1 &&
-                                       Def::rhs_type::reductions::size == 1 && bare_reduction &&
-                                       some_last_is<inputs, p_last>;
+  static constexpr bool streams_rows = reduction_1d && rv::size == 1 && bare_reduction && some_last_is<inputs, p_last>;
 
   template <class L>
   struct expand_1d;
@@ -133,7 +135,7 @@ struct default_schedule {
   static auto pick() {
     if constexpr (streams_rows) {
       return typename rows_streamed<r_last>::type{};
-    } else if constexpr (has_red && !reduce_lanes && pure::size == 1 && Def::rhs_type::reductions::size == 1) {
+    } else if constexpr (reduction_1d) {
       return typename expand_1d<rv>::type{};
     } else if constexpr (has_red && !reduce_lanes && pure::size == 2 && Def::rhs_type::reductions::size == 1) {
       return typename expand_2d<meta::at<pure, 0>, rv>::type{};

@@ -136,7 +136,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
       const index_t kc = std::min(KC, pb.K - pc);
       const range mine = split_range(np, team, tid);
       // Packed: every sliver. In place: only a last sliver narrower than NR (zero-padded).
-      const index_t first = in_place ? std::max(mine.lo, nc % NR ? np - 1 : np) : mine.lo;
+      const index_t first = !in_place ? mine.lo : nc % NR ? std::max(mine.lo, np - 1) : mine.hi;
       if (first < mine.hi) pack_b_slivers<NR>(bp, b.at(pc, 0), kc, nc, first, mine.hi);
       if constexpr (Team) {
 #pragma omp barrier

@@ -39,8 +39,7 @@ struct gemm_policy {
   static_assert(simd::width_available<T, W_>,
                 "loom::gemm_policy: this vector width W is not available for T on the compiler's target");
   static_assert(MR_ >= 1 && NRV_ >= 1, "loom::gemm_policy: MR and NRV must be at least 1");
-  /// x86-64 has 32 vector registers with AVX-512 (64-byte vectors), 16 otherwise.
-  static constexpr index_t vector_registers = W_ * sizeof(T) == 64 ? 32 : 16;
+  static constexpr index_t vector_registers = simd::vector_registers<T, W_>;
   static_assert(MR_ * NRV_ + NRV_ + 1 <= vector_registers,
                 "loom::gemm_policy: the MR x NRV accumulators, NRV loads of B and one broadcast of A must fit "
                 "the vector registers (32 with AVX-512, else 16): use a smaller MR or NRV");

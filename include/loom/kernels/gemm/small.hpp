@@ -25,7 +25,7 @@ namespace loom::gemm_detail {
 template <class T, index_t M, index_t N, index_t K>
 struct small_shape {
   static constexpr index_t W = index_t(simd::native_width<T>);
-  static constexpr index_t registers = W * index_t(sizeof(T)) == 64 ? 32 : 16;
+  static constexpr index_t registers = simd::vector_registers<T, std::size_t(W)>;
   static constexpr index_t NV = (N + W - 1) / W;  // vectors per row of C
   // Rows per block: the R x NV accumulators, NV vectors of B and one broadcast of A in registers;
   // then spread evenly over M so the last block is not a sliver.
