@@ -5,7 +5,7 @@
 //   copy_16M, copy_4096x4096   the reference bandwidth: loom out = x, std::memcpy, an OpenMP
 //                              memcpy in one chunk per thread, a plain loop. "% of copy" is
 //                              against the best of these at the same (or a lower) thread count.
-//                              (copy_16M/nt_stores, a streaming-store copy, is shown, not counted.)
+//                              copy_16M/nt_stores (streaming stores by hand) counts too.
 //   fused_16M                  out(i) = max(a * x(i) + b, 0) * sigmoid(c(i)); bytes 3 * 4 * N.
 //   rowsum_4096, colsum_4096   rs(i) = sum(j, X(i, j)), cs(j) = sum(i, X(i, j)); bytes 4 * M * N.
 //   transpose_8192             T(j, i) = X(i, j); bytes 2 * 4 * N^2.
@@ -176,9 +176,9 @@ void memcpy_chunks(float* dst, const float* src, index_t n) {  // one contiguous
   }
 }
 
-// Non-temporal copy: xsimd loads, streaming stores, one contiguous chunk per thread. Shown for
-// information (what a copy costs without reading the destination first); bench/summarize.py does
-// not count it in the copy reference, which is the best of loom / memcpy / OpenMP memcpy / plain.
+// Non-temporal copy: xsimd loads, streaming stores, one contiguous chunk per thread: what a copy
+// costs without reading the destination first. Part of the copy reference (the best of loom /
+// memcpy / OpenMP memcpy / plain / this).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"

@@ -396,6 +396,24 @@ TEST_CASE("gemm: index notation with the output transposed, a demanded engine, a
       for (index_t c = 0; c < n; ++c) {
         REQUIRE(std::abs(S(r, c) - dot_ref(S0, B, r, c, n).sum) <= 1e-12 * double(n));
       }
+    // `+=` with the output as the right operand, and an epilogue reading the output transposed.
+    for (index_t r = 0; r < n; ++r)
+      for (index_t c = 0; c < n; ++c) S(r, c) = S0(r, c);
+    loom::run(S(i, j) += sum(k, B(i, k) * S(k, j)));
+    for (index_t r = 0; r < n; ++r)
+      for (index_t c = 0; c < n; ++c) {
+        double ref = S0(r, c);
+        for (index_t q = 0; q < n; ++q) ref += B(r, q) * S0(q, c);
+        REQUIRE(std::abs(S(r, c) - ref) <= 1e-12 * double(n + 1));
+      }
+    for (index_t r = 0; r < n; ++r)
+      for (index_t c = 0; c < n; ++c) S(r, c) = S0(r, c);
+    loom::run(S(i, j) = max(sum(k, B(i, k) * B(k, j)) + S(j, i), 0.0));
+    for (index_t r = 0; r < n; ++r)
+      for (index_t c = 0; c < n; ++c) {
+        const double ref = std::max(dot_ref(B, B, r, c, n).sum + S0(c, r), 0.0);
+        REQUIRE(std::abs(S(r, c) - ref) <= 1e-12 * double(n + 1));
+      }
   }
 }
 

@@ -62,7 +62,11 @@ using ew2_schedules = lt::schedule_list<
     schedule<split<i, 2>, split<outer<i>, 3>, parallel<outer<outer<i>>>, vectorize<j>>,
     schedule<split<j, 32>, split<inner<j>, 8>, vectorize<inner<inner<j>>, W8>, unroll<outer<inner<j>>>>,
     schedule<reorder<j, i>, fuse<j, i>, parallel<fused<j, i>>>,
-    schedule<vectorize<j, W4, tail::shift_inwards>, unroll<outer<j>, 2, tail::guard>, parallel<i>>>;
+    schedule<vectorize<j, W4, tail::shift_inwards>, unroll<outer<j>, 2, tail::guard>, parallel<i>>,
+    // non-temporal stores on every run: aligned whole vectors stream, shifted/masked ones do not
+    schedule<vectorize<j>, parallel<i>, stream_stores<0>>,
+    schedule<tile<i, j, 8, 32>, vectorize<inner<j>, native, tail::masked>, stream_stores<0>>,
+    schedule<vectorize<j, W8, tail::shift_inwards>, stream_stores<1000>>>;
 
 TEST_CASE("schedule matrix: 2-D elementwise with a broadcast operand", "[schedules][elementwise]") {
   lt::check_schedules<ew2>(ew2_schedules{}, lt::cases_per_schedule(20));
@@ -120,14 +124,17 @@ using chain_float_schedules = lt::schedule_list<
     schedule<vectorize<x, W4, tail::masked>, unroll<outer<x>, 4>>,
     schedule<parallel<x>>,
     schedule<split<x, 64>, split<inner<x>, 16>, vectorize<inner<inner<x>>, W8>, parallel<outer<x>>>,
-    schedule<split<x, 3, tail::shift_inwards>, unroll<inner<x>>>>;
+    schedule<split<x, 3, tail::shift_inwards>, unroll<inner<x>>>,
+    schedule<split<x, 8192>, vectorize<inner<x>>, parallel<outer<x>>, stream_stores<0>>,
+    schedule<vectorize<x, W4, tail::guard>, unroll<outer<x>, 2>, stream_stores<0>>>;
 
 using chain_double_schedules = lt::schedule_list<
     auto_schedule,
     schedule<>,
     schedule<vectorize<x, native, tail::masked>>,
     schedule<vectorize<x, D2, tail::shift_inwards>, unroll<outer<x>, 3>>,
-    schedule<split<x, 100>, vectorize<inner<x>, native, tail::guard>, parallel<outer<x>>>>;
+    schedule<split<x, 100>, vectorize<inner<x>, native, tail::guard>, parallel<outer<x>>>,
+    schedule<split<x, 1000>, vectorize<inner<x>>, parallel<outer<x>>, stream_stores<0>>>;
 
 using chain_int_schedules = lt::schedule_list<
     auto_schedule,
@@ -135,7 +142,8 @@ using chain_int_schedules = lt::schedule_list<
     schedule<vectorize<x, native, tail::masked>>,
     schedule<vectorize<x, native, tail::guard>>,
     schedule<vectorize<x, W4, tail::shift_inwards>, unroll<outer<x>, 2>>,
-    schedule<split<x, 50>, vectorize<inner<x>>, parallel<outer<x>>>>;
+    schedule<split<x, 50>, vectorize<inner<x>>, parallel<outer<x>>>,
+    schedule<vectorize<x, native, tail::masked>, stream_stores<0>>>;
 
 TEST_CASE("schedule matrix: 1-D fused chains (float, double, int32)", "[schedules][elementwise]") {
   lt::check_schedules<chain<float>>(chain_float_schedules{}, lt::cases_per_schedule(20));
@@ -183,7 +191,8 @@ using stencil_schedules = lt::schedule_list<
     schedule<parallel<y>, vectorize<x, native, tail::masked>>,
     schedule<fuse<y, x>, parallel<fused<y, x>>>,
     schedule<split<y, 3, tail::guard>, parallel<outer<y>>, vectorize<x, native, tail::shift_inwards>>,
-    schedule<tile<y, x, 4, 32>, fuse<outer<y>, outer<x>>, parallel<fused<outer<y>, outer<x>>>, vectorize<inner<x>>>>;
+    schedule<tile<y, x, 4, 32>, fuse<outer<y>, outer<x>>, parallel<fused<outer<y>, outer<x>>>, vectorize<inner<x>>>,
+    schedule<tile<y, x, 4, 32>, fuse<outer<y>, outer<x>>, parallel<fused<outer<y>, outer<x>>>, vectorize<inner<x>>, stream_stores<0>>>;
 
 TEST_CASE("schedule matrix: stencil with offsets and a stride-2 access", "[schedules][elementwise]") {
   lt::check_schedules<stencil>(stencil_schedules{}, lt::cases_per_schedule(20));

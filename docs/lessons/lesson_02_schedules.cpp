@@ -56,5 +56,14 @@ int main() {
   run<fused_nest>(def());
   check("fuse");
 
+  // 6. Streaming stores: an output written once and not read again soon need not pass through
+  //    the cache. stream_stores<> writes whole aligned vectors with non-temporal stores when the
+  //    run touches more bytes than the cache holds (stream_stores<0>: always, as here, so the
+  //    lesson exercises it). The default schedule of a large elementwise definition adds it.
+  using streamed = schedule<vectorize<j>, parallel<i>, stream_stores<0>>;
+  std::printf("-- vectorize<j>, parallel<i>, stream_stores<0>\n%s\n", print_loop_nest<streamed>(def()).c_str());
+  run<streamed>(def());
+  check("stream_stores");
+
   return lesson::finish("lesson 2");
 }

@@ -115,6 +115,8 @@ struct access : expr_node {
 
   template <class C>
   LOOM_INLINE void store(const C& c, value_type v) const { base[offset(c)] = v; }
+  template <class C>
+  LOOM_INLINE element_type* address(const C& c) const { return base + offset(c); }
 
   template <class VM, class C, class B>
   LOOM_INLINE void store_v(const C& c, const B& v) const {

@@ -6,6 +6,7 @@
 
 #include "../expr/reduce.hpp"
 #include "../simd/memory.hpp"
+#include "../simd/stream.hpp"
 #include "plan.hpp"
 #include "state.hpp"
 
@@ -156,16 +157,34 @@ struct emitter {
     } else if constexpr (D::kind == loop_kind::parallel) {                   // OpenMP
       static_assert(std::is_empty_v<Carry>, "loom internal: nothing is carried across a parallel loop");
       const bool go = n > 1 && leaf.points >= D::min_points;
-      LOOM_PRAGMA(omp parallel for schedule(static) if (go))
-      for (index_t t = 0; t < n; ++t) {
-        const Leaf own = leaf;
-        step<Y, Mode, Blk, Full>(rest, s, lo + t, own, carry);
+      if constexpr (streams<Leaf>) {
+        LOOM_PRAGMA(omp parallel if (go))
+        {
+          LOOM_PRAGMA(omp for schedule(static) nowait)
+          for (index_t t = 0; t < n; ++t) {
+            const Leaf own = leaf;
+            step<Y, Mode, Blk, Full>(rest, s, lo + t, own, carry);
+          }
+          if (leaf.stream) simd::stream_fence();  // each thread orders its own streaming stores
+        }
+      } else {
+        LOOM_PRAGMA(omp parallel for schedule(static) if (go))
+        for (index_t t = 0; t < n; ++t) {
+          const Leaf own = leaf;
+          step<Y, Mode, Blk, Full>(rest, s, lo + t, own, carry);
+        }
       }
     } else {                                                                 // serial
       for (index_t t = 0; t < n; ++t) carry = step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
     }
     return carry;
   }
+
+  template <class Leaf>
+  static constexpr bool streams = [] {
+    if constexpr (requires { Leaf::streams; }) return Leaf::streams;
+    else return false;
+  }();
 
   template <class Leaf, class Mode>
   static constexpr bool folds_unrolled = [] {

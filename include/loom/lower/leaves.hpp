@@ -24,11 +24,21 @@ struct leaves {
     // whose address never escapes stay in registers across them.
     def d;
     index_t points;
+    bool stream = false;  // stream_stores chose non-temporal stores for this run
+    static constexpr bool streams = Plan::streams;
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
       if constexpr (is_vmode<Mode>) {
         auto v = d.rhs.template eval_v<Mode>(s);
         if constexpr (accumulate_output) v = d.lhs.template eval_v<Mode>(s) + v;
+        if constexpr (streams && Mode::contiguous && !Mode::masked) {
+          // Whole vectors at aligned addresses stream; a shifted last vector does not.
+          auto* p = d.lhs.address(s);
+          if (stream && simd::can_stream<decltype(v)>(p)) {
+            simd::store_stream(p, v);
+            return {};
+          }
+        }
         d.lhs.template store_v<Mode>(s, v);
       } else {
         T v = d.rhs.eval(s);

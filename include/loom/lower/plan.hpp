@@ -182,6 +182,37 @@ struct plan {
                 "loom: the reduction's accumulator block (constant-trip loops inside the reduction) exceeds 64 "
                 "registers; use smaller split/unroll factors inside the reduction loops");
 
+  // ---- stream_stores ----
+  template <class D>
+  struct stream_directive : std::false_type {};
+  template <index_t B>
+  struct stream_directive<stream_stores<B>> : std::true_type {
+    static constexpr index_t min_bytes = B;
+  };
+  template <class S>
+  struct streaming_of {
+    static constexpr std::size_t count = 0;
+    static constexpr index_t min_bytes = 0;
+  };
+  template <class... D>
+  struct streaming_of<schedule<D...>> {
+    static constexpr std::size_t count = (std::size_t{stream_directive<D>::value} + ... + 0);
+    static constexpr index_t min_bytes = [] {
+      index_t b = 0;
+      ([&] { if constexpr (stream_directive<D>::value) b = stream_directive<D>::min_bytes; }(), ...);
+      return b;
+    }();
+  };
+  /// The output is written with non-temporal stores when a run touches at least stream_min_bytes.
+  static constexpr bool streams = streaming_of<Sched>::count > 0;
+  static constexpr index_t stream_min_bytes = streaming_of<Sched>::min_bytes;
+  static_assert(streaming_of<Sched>::count <= 1, "loom::stream_stores: the schedule names stream_stores twice");
+  static_assert(!streams || (acc_kind == accumulation::none && std::is_same_v<typename Def::mode, assign_set>),
+                "loom::stream_stores: only for `out(...) = e` without reductions (an output that is read, by `+=` "
+                "or as a reduction's accumulator, is better kept in cache); remove stream_stores");
+  static_assert(!streams || vectorized,
+                "loom::stream_stores: streaming stores write whole vectors; vectorize the output's unit-stride loop");
+
   // ---- tails ----
   template <class S>
   struct resolve_tail {

@@ -78,7 +78,12 @@ struct printer {
     }
     [&]<std::size_t... P>(std::index_sequence<P...>) { (open(line<P>()), ...); }(std::make_index_sequence<R>{});
     if constexpr (Plan::acc_kind == accumulation::none) {
-      os << ind << out << " " << assign << " " << rhs << "\n";
+      os << ind << out << " " << assign << " " << rhs;
+      if constexpr (Plan::streams) {
+        if constexpr (Plan::stream_min_bytes == beyond_cache) os << "  // streaming stores when the run outgrows the cache";
+        else os << "  // streaming stores when the run touches >= " << Plan::stream_min_bytes << " bytes";
+      }
+      os << "\n";
     } else {
       std::ostringstream body_s;
       scheduled_body(d.rhs).print(body_s);

@@ -103,6 +103,16 @@ void fill_view(const View& v, T value) {
   }
 }
 
+/// The bytes a run reads and writes at most: the output and every input view, whole.
+template <class Def>
+index_t touched_bytes(const Def& d) {
+  index_t bytes = d.lhs.view.size() * index_t(sizeof(typename Def::value_type));
+  d.rhs.for_each_access([&](const auto& a) {
+    bytes += a.view.size() * index_t(sizeof(typename std::remove_cvref_t<decltype(a)>::element_type));
+  });
+  return bytes;
+}
+
 template <class Plan, class Def, class State>
 void execute_bound(const Def& d, State& s, index_t points) {
   using L = lower::leaves<Plan>;
@@ -114,7 +124,12 @@ void execute_bound(const Def& d, State& s, index_t points) {
   auto go = [&]<bool Contig>() {
     if constexpr (Plan::acc_kind == accumulation::none) {
       typename L::store leaf{d, points};
+      if constexpr (Plan::streams && Contig) {
+        leaf.stream = touched_bytes(d) >= (Plan::stream_min_bytes == beyond_cache ? simd::streaming_threshold_bytes()
+                                                                                    : Plan::stream_min_bytes);
+      }
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
+      if (leaf.stream) simd::stream_fence();
     } else if constexpr (Plan::acc_kind == accumulation::registers) {
       typename L::region leaf{d, points};
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::red_pos>{}, s, leaf, lower::no_carry{});

@@ -80,6 +80,22 @@ struct parallel {
   using loop = loop_t<V>;
 };
 
+/// The default threshold of stream_stores: the bytes one run touches exceed what the last-level
+/// cache can keep (see simd::streaming_threshold_bytes()).
+inline constexpr index_t beyond_cache = -1;
+
+/// stream_stores<MinBytes>: the output's full, aligned vectors are written with non-temporal
+/// (streaming) stores, which skip the cache: a normal store first reads the line it writes (the
+/// read-for-ownership) and later evicts it, so an output that will not be read from cache soon
+/// costs three line transfers per line instead of one. Chosen at run time, when the run touches
+/// at least MinBytes (inputs and output; beyond_cache: more than the last-level cache holds).
+/// For `out(...) = e` without reductions, on a vectorized nest; results never change.
+template <index_t MinBytes = beyond_cache>
+struct stream_stores {
+  static_assert(MinBytes >= 0 || MinBytes == beyond_cache, "loom::stream_stores<MinBytes>: MinBytes must be >= 0 (or loom::beyond_cache)");
+  static constexpr index_t min_bytes = MinBytes;
+};
+
 /// A schedule: directives applied in order.
 template <class... Directives>
 struct schedule {};

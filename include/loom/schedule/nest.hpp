@@ -317,6 +317,12 @@ struct apply<N, parallel<V, G>, T> {
   using type = nest<typename set_kind<typename N::loops, L, loop_kind::parallel, G>::type, typename N::splits>;
 };
 
+/// stream_stores changes how the leaf stores, not the loops (lower/plan.hpp checks where it applies).
+template <class N, index_t B, class T>
+struct apply<N, stream_stores<B>, T> {
+  using type = N;
+};
+
 template <class N, class S, class T>
 struct apply_all;
 template <class N, class T>

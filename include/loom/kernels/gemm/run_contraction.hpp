@@ -2,10 +2,10 @@
 // one call of the GEMM engine, with the same checks as every loom::run: extents, bounds and
 // aliasing, all before anything is written.
 #pragma once
+#include <optional>
 #include <type_traits>
 
 #include "../../lower/run.hpp"
-#include "../../tune/default_schedule.hpp"
 #include "contraction.hpp"
 #include "driver.hpp"
 #include "policy.hpp"
@@ -67,15 +67,20 @@ void execute_contraction(const Def& def) {
   def.lhs.check_bounds(s);
   def.rhs.for_each_access([&](const auto& a) { a.check_bounds(s); });
 
-  // An output that is also read: the generic nest makes that correct with a temporary.
+  // An output that is also read (C = A * C, C = f(sum(..)) + C(j, i), ...): the engine writes a
+  // temporary and the result is copied back, so every read sees C as it was before the call.
+  // (The same engine instance runs, so aliasing costs no second instantiation.)
   bool aliased = false;
   def.rhs.for_each_access([&](const auto& a) { aliased = aliased || detail::overlaps(def.lhs, a); });
-  if (aliased) {
-    detail::execute<plan<Def, default_schedule_t<Def>>>(def);
-    return;
-  }
 
   Def d = def;
+  using OutView = typename Def::lhs_type::view_type;
+  std::optional<Tensor<T, OutView::rank, typename OutView::extents_type>> tmp;
+  if (aliased) {
+    tmp.emplace(def.lhs.view.extents().values(), def.lhs.view.name());
+    if constexpr (C::accumulates) detail::copy_view(tmp->view(), def.lhs.view);
+    d.lhs.view = tmp->view();
+  }
   d.lhs.bind();
   d.rhs.for_each_access([](auto& a) { a.bind(); });
   const auto [a, b] = operand_matrices(d);
@@ -90,6 +95,7 @@ void execute_contraction(const Def& def) {
   } else {
     run_gemm<P>(pb, expression_epilogue<Def, State>{&d, s});
   }
+  if (tmp) detail::copy_view(def.lhs.view, tmp->view());
 }
 
 }  // namespace gemm_detail
