@@ -92,12 +92,12 @@ struct plain_kernel {};
 template <class P, class Kernel, class Epi>
 LOOM_INLINE void call_kernel(index_t kc, const typename P::value_type* ap, const typename P::value_type* bp, index_t ldb,
                              const tile_ref<typename P::value_type>& c, index_t m, index_t n,
-                             typename P::value_type alpha, typename P::value_type beta, const Epi& epi, index_t i0,
-                             index_t j0) {
+                             typename P::value_type alpha, typename P::value_type beta, const Epi& epi, bool last,
+                             index_t i0, index_t j0) {
   if constexpr (std::is_same_v<Kernel, plain_kernel>)
-    reference_kernel<P>(kc, ap, bp, ldb, c, m, n, alpha, beta, epi, i0, j0);
+    reference_kernel<P>(kc, ap, bp, ldb, c, m, n, alpha, beta, epi, last, i0, j0);
   else
-    micro_kernel<P>(kc, ap, bp, ldb, c, m, n, alpha, beta, epi, i0, j0);
+    micro_kernel<P>(kc, ap, bp, ldb, c, m, n, alpha, beta, epi, last, i0, j0);
 }
 
 /// Whether B's slivers are read in place instead of packed. Packing B copies K x N elements once
@@ -110,10 +110,11 @@ bool b_in_place(const problem<typename P::value_type>& pb) {
 }
 
 /// The loops of one thread over its rectangle of C.
-/// Team: a member of an OpenMP team of `team` threads made for this call (it synchronizes at
-/// barriers); otherwise the only thread, which must not touch a barrier: it may be one of an
-/// app's own team calling GEMM on its own.
-template <class P, class Kernel, bool Team, class Epi>
+/// team > 1: a member of an OpenMP team of `team` threads made for this call (it synchronizes at
+/// barriers); team == 1: the only thread, which must not touch a barrier: it may be one of an
+/// app's own team calling GEMM on its own. (A run-time test, not a template parameter: one
+/// instantiation of the loops serves both.)
+template <class P, class Kernel, class Epi>
 void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, typename P::value_type* bp, index_t tid,
                  index_t team) {
   using T = typename P::value_type;
@@ -138,7 +139,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
       // Packed: every sliver. In place: only a last sliver narrower than NR (zero-padded).
       const index_t first = !in_place ? mine.lo : nc % NR ? std::max(mine.lo, np - 1) : mine.hi;
       if (first < mine.hi) pack_b_slivers<NR>(bp, b.at(pc, 0), kc, nc, first, mine.hi);
-      if constexpr (Team) {
+      if (team > 1) {
 #pragma omp barrier
       }
       const T beta = pc == 0 ? pb.beta : T(1);
@@ -154,15 +155,11 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
           for (index_t s = 0; s * MR < mc; ++s) {
             const index_t i0 = ic + s * MR, m = std::min(MR, mc - s * MR);
             const tile_ref<T> c{pb.c.p + i0 * pb.c.rs + j0 * pb.c.cs, pb.c.rs, pb.c.cs};
-            if (last)
-              call_kernel<P, Kernel>(kc, ap + s * MR * kc, bq, ldb, c, m, n, pb.alpha, beta, epi, i0, j0);
-            else
-              call_kernel<P, Kernel>(kc, ap + s * MR * kc, bq, ldb, c, m, n, pb.alpha, beta, identity_epilogue{}, i0,
-                                     j0);
+            call_kernel<P, Kernel>(kc, ap + s * MR * kc, bq, ldb, c, m, n, pb.alpha, beta, epi, last, i0, j0);
           }
         }
       }
-      if constexpr (Team) {
+      if (team > 1) {
 #pragma omp barrier
       }
     }
@@ -186,12 +183,12 @@ void run_gemm(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
   threads = std::max<index_t>(1, std::min(threads, tiles));
 #endif
   if (threads == 1) {
-    gemm_thread<P, Kernel, false>(pb, epi, bp, 0, 1);
+    gemm_thread<P, Kernel>(pb, epi, bp, 0, 1);
     return;
   }
 #if defined(_OPENMP)
 #pragma omp parallel num_threads(int(threads))
-  gemm_thread<P, Kernel, true>(pb, epi, bp, omp_get_thread_num(), omp_get_num_threads());
+  gemm_thread<P, Kernel>(pb, epi, bp, omp_get_thread_num(), omp_get_num_threads());
 #endif
 }
 

@@ -62,7 +62,7 @@ LOOM_INLINE void small_rows(const matrix_ref<T>& a, const matrix_ref<T>& b, cons
     }(std::make_integer_sequence<index_t, R * NV>{});
   }
   [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
-    (finish_vector(acc[Q], c, i0 + Q / NV, (Q % NV) * W, (Q % NV) + 1 < NV ? W : last_lanes, alpha, beta, epi,
+    (finish_vector(acc[Q], c, i0 + Q / NV, (Q % NV) * W, (Q % NV) + 1 < NV ? W : last_lanes, alpha, beta, &epi,
                    i0 + Q / NV, (Q % NV) * W),
      ...);
   }(std::make_integer_sequence<index_t, R * NV>{});
