@@ -8,6 +8,11 @@
 //                              copy_16M/nt_stores (streaming stores by hand) counts too.
 //   fused_16M                  out(i) = max(a * x(i) + b, 0) * sigmoid(c(i)); bytes 3 * 4 * N.
 //   rowsum_4096, colsum_4096   rs(i) = sum(j, X(i, j)), cs(j) = sum(i, X(i, j)); bytes 4 * M * N.
+//   read_4096x4096/xsimd       the read roof of the sums: the same bytes summed by a hand-written
+//                              xsimd loop (4 accumulators, OpenMP over rows). A sum only reads, a
+//                              copy reads and writes; with streaming stores one core can move more
+//                              bytes copying than it can read alone, so the sums are reported
+//                              against both.
 //   transpose_8192             T(j, i) = X(i, j); bytes 2 * 4 * N^2.
 //   gemm_512                   C(i, j) = sum(k, A(i, k) * B(k, j)); 2 * M * N * K flops.
 //
@@ -454,6 +459,42 @@ void rowsum_loom(benchmark::State& st, const char* name) {
   set_bytes(st, sum_bytes);
 }
 
+/// The read roof: every element of X once, as fast as a hand-written loop reads it.
+void read_xsimd(benchmark::State& st) {
+  use_threads(st);
+  auto& d = mat();
+  using B = loom::simd::batch<float, std::size_t(W)>;
+  const float* x = d.X.data();
+  static_assert(M2 % (4 * W) == 0, "read_xsimd assumes whole groups of 4 vectors per row");
+  auto once = [&] {
+    double total = 0;  // (the rows' sums in double: the check compares with a double reference)
+#pragma omp parallel for schedule(static) reduction(+ : total)
+    for (index_t r = 0; r < M2; ++r) {
+      const float* row = x + r * M2;
+      B s0(0.f), s1(0.f), s2(0.f), s3(0.f);
+      for (index_t q = 0; q < M2; q += 4 * W) {
+        s0 += B::load_aligned(row + q);
+        s1 += B::load_aligned(row + q + W);
+        s2 += B::load_aligned(row + q + 2 * W);
+        s3 += B::load_aligned(row + q + 3 * W);
+      }
+      total += double(xsimd::hadd((s0 + s1) + (s2 + s3)));
+    }
+    return total;
+  };
+  check_once(key("read_4096x4096/xsimd", st), [&] {
+    double want = 0, scale = 0;
+    for (index_t r = 0; r < M2; ++r) {
+      want += double(mat().rs_ref[std::size_t(r)]);
+      scale += double(mat().rs_scale[std::size_t(r)]);
+    }
+    const double got = once();
+    check_close("read_4096x4096/xsimd", &got, &want, 1, 1e-5, 1e-6, &scale);
+  });
+  for (auto _ : st) benchmark::DoNotOptimize(once());
+  set_bytes(st, sum_bytes);
+}
+
 template <class S>
 void colsum_loom(benchmark::State& st, const char* name) {
   use_threads(st);
@@ -784,6 +825,7 @@ void register_all() {
   reg("copy_4096x4096/memcpy", [](benchmark::State& st) { copy_kernel<copy_impl::memcpy>("copy_4096x4096/memcpy", st, mat().X, mat().out); }, true);
   reg("copy_4096x4096/memcpy_omp", [](benchmark::State& st) { copy_kernel<copy_impl::memcpy_omp>("copy_4096x4096/memcpy_omp", st, mat().X, mat().out); });
   reg("copy_4096x4096/plain", [](benchmark::State& st) { copy_kernel<copy_impl::plain>("copy_4096x4096/plain", st, mat().X, mat().out); });
+  reg("copy_4096x4096/nt_stores", [](benchmark::State& st) { copy_kernel<copy_impl::nt>("copy_4096x4096/nt_stores", st, mat().X, mat().out); });
 
   // fused elementwise
   LOOM_REG("fused_16M/loom_default", fused_loom, loom::auto_schedule);
@@ -801,6 +843,7 @@ void register_all() {
   reg("fused_16M/xsimd_loom_math_nt", [](benchmark::State& st) { fused_xsimd<true>(st, "fused_16M/xsimd_loom_math_nt"); });
 
   // row and column sums
+  reg("read_4096x4096/xsimd", read_xsimd);
   LOOM_REG("rowsum_4096/loom_default", rowsum_loom, loom::auto_schedule);
   LOOM_REG("rowsum_4096/loom_rows4", rowsum_loom, RowsBlock<4>);
   LOOM_REG("rowsum_4096/loom_rows4_u2", rowsum_loom, RowsBlockU2<4>);
