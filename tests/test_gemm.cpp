@@ -432,17 +432,23 @@ TEST_CASE("gemm: bad shapes in index notation throw before the engine writes", "
 }
 
 // ---------------------------------------------------------------------------------------------
-// Static small shapes: the unpacked path (row-major B and C) and the fallback (a transposed B).
+// Static small shapes: the unpacked path (row-major B and C; dense A with compile-time strides, or
+// a column-major A with run-time ones) and the fallback (a transposed B).
 // ---------------------------------------------------------------------------------------------
 namespace {
 
 template <class T, index_t M, index_t N, index_t K>
-void static_case(lt::rng_t& g, bool transposed_b, double alpha, double beta) {
+void static_case(lt::rng_t& g, bool transposed_b, bool a_col_major, double alpha, double beta) {
   auto d = make_gemm<T>(g, {M, N, K, alpha, beta}, false);
   using EA = loom::extents<M, K>;
   using EB = loom::extents<K, N>;
   using EC = loom::extents<M, N>;
-  loom::TensorView<T, 2, EA> A(d.A.view.data(), EA{}, {K, 1}, loom::tensor_name("A"));
+  // A column-major (a copy): the small path with run-time strides instead of the dense one.
+  std::vector<T> at(std::size_t(M * K));
+  for (index_t r = 0; r < M; ++r)
+    for (index_t c = 0; c < K; ++c) at[std::size_t(c * M + r)] = d.A.view(r, c);
+  loom::TensorView<T, 2, EA> A = a_col_major ? loom::TensorView<T, 2, EA>(at.data(), EA{}, {1, M}, loom::tensor_name("A"))
+                                             : loom::TensorView<T, 2, EA>(d.A.view.data(), EA{}, {K, 1}, loom::tensor_name("A"));
   loom::TensorView<T, 2, EC> C(d.C.view.data(), EC{}, {N, 1}, loom::tensor_name("C"));
   // A transposed B: the same values stored column-major in a copy.
   std::vector<T> bt(std::size_t(K * N));
@@ -452,7 +458,8 @@ void static_case(lt::rng_t& g, bool transposed_b, double alpha, double beta) {
                                               : loom::TensorView<T, 2, EB>(d.B.view.data(), EB{}, {N, 1}, loom::tensor_name("B"));
   static_assert(loom::gemm_detail::small_static<decltype(C), decltype(A), decltype(B)>);
   loom::gemm(C, A, B, T(alpha), T(beta));
-  INFO(d.info << (transposed_b ? " (B column-major: packed fallback)" : " (static small path)"));
+  INFO(d.info << (transposed_b ? " (B column-major: packed fallback)" : " (static small path)")
+              << (a_col_major ? ", A column-major" : ""));
   REQUIRE(check_gemm(d).ok);
 }
 
@@ -460,19 +467,20 @@ void static_case(lt::rng_t& g, bool transposed_b, double alpha, double beta) {
 
 TEST_CASE("gemm: static small shapes run unpacked and agree with the reference", "[gemm][static]") {
   auto g = lt::make_rng("gemm static");
-  for (bool tb : {false, true}) {
+  for (int layout = 0; layout < 3; ++layout) {
+    const bool tb = layout == 1, acm = layout == 2;
     for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{-0.5, 1.0}, std::pair{2.0, -0.75}}) {
-      static_case<float, 1, 1, 1>(g, tb, alpha, beta);
-      static_case<float, 16, 16, 16>(g, tb, alpha, beta);
-      static_case<float, 32, 32, 32>(g, tb, alpha, beta);
-      static_case<float, 64, 64, 64>(g, tb, alpha, beta);
-      static_case<float, 7, 13, 5>(g, tb, alpha, beta);
-      static_case<float, 33, 17, 64>(g, tb, alpha, beta);
-      static_case<float, 64, 1, 3>(g, tb, alpha, beta);
-      static_case<float, 5, 63, 2>(g, tb, alpha, beta);
-      static_case<double, 16, 16, 16>(g, tb, alpha, beta);
-      static_case<double, 29, 31, 37>(g, tb, alpha, beta);
-      static_case<double, 64, 64, 64>(g, tb, alpha, beta);
+      static_case<float, 1, 1, 1>(g, tb, acm, alpha, beta);
+      static_case<float, 16, 16, 16>(g, tb, acm, alpha, beta);
+      static_case<float, 32, 32, 32>(g, tb, acm, alpha, beta);
+      static_case<float, 64, 64, 64>(g, tb, acm, alpha, beta);
+      static_case<float, 7, 13, 5>(g, tb, acm, alpha, beta);
+      static_case<float, 33, 17, 64>(g, tb, acm, alpha, beta);
+      static_case<float, 64, 1, 3>(g, tb, acm, alpha, beta);
+      static_case<float, 5, 63, 2>(g, tb, acm, alpha, beta);
+      static_case<double, 16, 16, 16>(g, tb, acm, alpha, beta);
+      static_case<double, 29, 31, 37>(g, tb, acm, alpha, beta);
+      static_case<double, 64, 64, 64>(g, tb, acm, alpha, beta);
     }
   }
   // Beyond 64 the packed engine runs, static or not.

@@ -70,7 +70,9 @@ class TensorView : public indexable<TensorView<T, Rank, Ext>, Rank> {
     return *this;
   }
 
-  TensorView as_view() const { return *this; }
+  /// By reference: a view holds its name inline (32 bytes), and hot paths (a small static GEMM
+  /// per call) should not pay a copy of it.
+  const TensorView& as_view() const { return *this; }
 
   /// Element access by integers (no bounds check, like operator[] of std containers).
   template <class... I>
@@ -199,7 +201,7 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
   const_view_type view() const { return view_; }
   operator view_type() { return view_; }
   operator const_view_type() const { return view_; }
-  view_type as_view() { return view_; }
+  const view_type& as_view() { return view_; }
   const_view_type as_view() const { return view_; }
 
   template <class... I>

@@ -123,9 +123,9 @@ void gemm(CM&& C, const AM& A, const BM& B, typename gemm_detail::view_of<CM>::v
   using P = std::conditional_t<std::is_void_v<Policy>, default_gemm_policy<T>, Policy>;
   static_assert(GemmPolicy<P>, "loom::gemm<Policy>: Policy must be a loom::gemm_policy<...>");
   static_assert(std::is_same_v<typename P::value_type, T>, "loom::gemm: the policy is for another element type");
-  const auto c = C.as_view();
-  const auto a = A.as_view();
-  const auto b = B.as_view();
+  const auto& c = C.as_view();
+  const auto& a = A.as_view();
+  const auto& b = B.as_view();
   using dims = gemm_detail::static_dims<std::remove_cvref_t<decltype(c)>, std::remove_cvref_t<decltype(a)>,
                                         std::remove_cvref_t<decltype(b)>>;
   if constexpr (std::is_void_v<Policy> && dims::small) {
