@@ -126,6 +126,10 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   const index_t m_lo = rows.lo * MR, m_hi = std::min(pb.M, rows.hi * MR);
   T* ap = scratch<T, scratch_a>(std::size_t(MC * KC));
   const bool in_place = b_in_place<P>(pb);
+  // K in equal blocks of at most KC: 576 = 288 + 288, not 512 + 64 (a short last block pays a
+  // whole pass over C and a repack of A for a few FMAs per element).
+  const index_t k_blocks = std::max<index_t>(1, (pb.K + KC - 1) / KC);
+  const index_t kstep = std::max<index_t>(1, (pb.K + k_blocks - 1) / k_blocks);
 
   for (index_t jc = 0; jc < pb.N; jc += NC) {
     const index_t nc = std::min(NC, pb.N - jc);
@@ -133,8 +137,8 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
     const range cols = split_range(np, g.tn, tid % g.tn);
     const matrix_ref<T> b = pb.b.at(0, jc);
     // K = 0 still runs one pass (kc = 0): C = epilogue(beta * C).
-    for (index_t pc = 0; pc < std::max<index_t>(pb.K, 1); pc += KC) {
-      const index_t kc = std::min(KC, pb.K - pc);
+    for (index_t pc = 0; pc < std::max<index_t>(pb.K, 1); pc += kstep) {
+      const index_t kc = std::min(KC, std::min(kstep, pb.K - pc));  // (KC first: the compiler keeps the bound)
       const range mine = split_range(np, team, tid);
       // Packed: every sliver. In place: only a last sliver narrower than NR (zero-padded).
       const index_t first = !in_place ? mine.lo : nc % NR ? std::max(mine.lo, np - 1) : mine.hi;
@@ -143,7 +147,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
 #pragma omp barrier
       }
       const T beta = pc == 0 ? pb.beta : T(1);
-      const bool last = pc + KC >= pb.K;
+      const bool last = pc + kstep >= pb.K;
       for (index_t ic = m_lo; ic < m_hi; ic += MC) {
         const index_t mc = std::min(MC, m_hi - ic);
         pack_a<MR>(ap, pb.a.at(ic, pc), mc, kc);
