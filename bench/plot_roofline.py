@@ -62,8 +62,11 @@ def main(argv):
             ai = 2.0 * m * n * k / (4.0 * (m * k + k * n + m * n))
             label = lib if kernel == "sgemm" else f"{lib} {kernel[6:]}"
             color = COLORS.get(lib, "black")
-            ax.scatter([ai], [r["GFLOP/s"]], marker=MARKERS.get(lib, "x"), s=40, label=label, edgecolors=color,
-                       facecolors="none" if kernel != "sgemm" else color, zorder=3 if lib == "loom" else 2)
+            # loom's variants: bias_relu an open circle, static a star (the library markers stay filled).
+            marker = {"sgemm_bias_relu": "o", "sgemm_static": "*"}.get(kernel, MARKERS.get(lib, "x"))
+            ax.scatter([ai], [r["GFLOP/s"]], marker=marker, s=60 if kernel == "sgemm_static" else 40, label=label,
+                       edgecolors=color,
+                       facecolors="none" if kernel == "sgemm_bias_relu" else color, zorder=3 if lib == "loom" else 2)
             if lib == "loom" and kernel == "sgemm":
                 ax.annotate(shape, (ai, r["GFLOP/s"]), textcoords="offset points", xytext=(4, -10), fontsize=7)
     handles, labels = ax.get_legend_handles_labels()
