@@ -1,5 +1,5 @@
 // examples/roofline.hpp — the two ceilings of the roofline model, measured on this machine
-// when the demo starts: FMA throughput (GFLOP/s) and the bandwidth of a plain copy (GB/s).
+// when the demo starts: FMA throughput (GFLOP/s) and the bandwidth of a copy (GB/s).
 #pragma once
 #include <omp.h>
 
@@ -7,11 +7,16 @@
 #include <chrono>
 #include <cstring>
 #include <vector>
-#include <loom/simd/fma.hpp>  // (brings xsimd)
+#include <loom/simd/arch.hpp>
+#include <loom/simd/fma.hpp>     // (brings xsimd)
+#include <loom/simd/stream.hpp>  // streaming stores for the copy roof
+
+#include <cstdio>
+#include <utility>
 
 namespace demo {
 
-inline double seconds_of(auto&& fn, int reps) {
+inline std::vector<double> sorted_times(auto&& fn, int reps) {
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -19,13 +24,19 @@ inline double seconds_of(auto&& fn, int reps) {
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
-  return t[t.size() / 2];  // median: the machine is noisy
+  return t;
 }
 
+/// The median time, since the machine is noisy (kernels and ceilings alike, as bench/ does).
+inline double seconds_of(auto&& fn, int reps) { return sorted_times(fn, reps)[std::size_t(reps) / 2]; }
+
+
 /// Peak FP32 FMA throughput: 16 independent accumulator chains of native-width batches hide
-/// the FMA latency on both FMA ports; every thread runs its own chains.
+/// the FMA latency on both FMA ports; every thread runs its own chains. The chains are written
+/// out (a fold over an index sequence), not a loop over an array: g++ may keep such an array in
+/// memory, and a store-reload inside each chain halves the rate (seen on Zen 4).
 inline double measure_peak_gflops(int threads) {
-  using B = xsimd::batch<float>;
+  using B = loom::simd::batch<float, loom::simd::native_width<float>>;
   constexpr int chains = 16;
   const long iters = 20'000'000;
   float sink = 0;
@@ -33,36 +44,43 @@ inline double measure_peak_gflops(int threads) {
       [&] {
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
         {
-          B acc[chains];
-          for (int c = 0; c < chains; ++c) acc[c] = B(1.f + 1e-7f * float(c));
           const B a(0.9999999f), b(1e-8f);
-          for (long it = 0; it < iters / 16; ++it)
-            for (int c = 0; c < chains; ++c) acc[c] = loom::simd::fma(a, b, acc[c]);  // the chain runs through the addend, as in GEMM
-          B s(0.f);
-          for (int c = 0; c < chains; ++c) s += acc[c];
-          sink += xsimd::hadd(s);
+          sink += [&]<std::size_t... C>(std::index_sequence<C...>) {
+            B acc[chains] = {B(1.f + 0.01f * float(C))...};  // distinct, or the compiler merges equal chains
+            for (long it = 0; it < iters / 16; ++it)
+              ((acc[C] = loom::simd::fma(a, b, acc[C])), ...);  // the chain runs through the addend, as in GEMM
+            return xsimd::hadd((acc[C] + ...));
+          }(std::make_index_sequence<chains>{});
         }
       },
-      5);
+      9);
   if (sink == 12345.f) std::puts("");
   return 2.0 * double(B::size) * chains * double(iters / 16) * threads / t * 1e-9;
 }
 
-/// Copy bandwidth for `bytes` of floats (read + write counted), split over `threads`.
+/// Copy bandwidth for `bytes` of floats (read + write counted), split over `threads`: the better
+/// of memcpy and a copy with streaming stores (which skip reading each written line first; loom's
+/// large elementwise runs use them too, so a memcpy alone would understate the roof).
 inline double measure_copy_gbs(std::size_t bytes, int threads) {
-  const std::size_t n = bytes / sizeof(float);
-  std::vector<float> a(n, 1.f), b(n);
-  const double t = seconds_of(
-      [&] {
+  using B = loom::simd::batch<float, loom::simd::native_width<float>>;
+  constexpr std::size_t W = B::size;
+  const std::size_t n = bytes / sizeof(float) / W * W;
+  std::vector<float, xsimd::aligned_allocator<float, 64>> a(n, 1.f), b(n);
+  auto copy = [&](bool streaming) {
 #pragma omp parallel num_threads(threads)
-        {
-          const std::size_t nt = std::size_t(omp_get_num_threads()), id = std::size_t(omp_get_thread_num());
-          const std::size_t lo = n * id / nt, hi = n * (id + 1) / nt;
-          std::memcpy(b.data() + lo, a.data() + lo, (hi - lo) * sizeof(float));
-        }
-      },
-      7);
-  return 2.0 * double(bytes) / t * 1e-9;
+    {
+      const std::size_t nt = std::size_t(omp_get_num_threads()), id = std::size_t(omp_get_thread_num());
+      const std::size_t lo = n / W * id / nt * W, hi = n / W * (id + 1) / nt * W;
+      if (!streaming) {
+        std::memcpy(b.data() + lo, a.data() + lo, (hi - lo) * sizeof(float));
+      } else {
+        for (std::size_t q = lo; q < hi; q += W) loom::simd::store_stream<B>(b.data() + q, B::load_aligned(a.data() + q));
+        loom::simd::stream_fence();
+      }
+    }
+  };
+  const double t = std::min(seconds_of([&] { copy(false); }, 9), seconds_of([&] { copy(true); }, 9));
+  return 2.0 * double(n * sizeof(float)) / t * 1e-9;
 }
 
 }  // namespace demo
