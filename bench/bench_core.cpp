@@ -32,7 +32,8 @@
 #include "bench_common.hpp"
 
 #include <loom/loom.hpp>
-#include <loom/simd/math.hpp>  // fast_sigmoid, for the fused_16M/xsimd_loom_math diagnostic
+#include <loom/simd/math.hpp>    // fast_sigmoid, for the fused_16M/xsimd_loom_math diagnostic
+#include <loom/simd/stream.hpp>  // store_stream, for the streaming copy and xsimd_loom_math_nt
 
 #include <algorithm>
 #include <array>
@@ -188,24 +189,14 @@ void memcpy_chunks(float* dst, const float* src, index_t n) {  // one contiguous
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-/// A non-temporal store of one native batch to 64-byte aligned p (xsimd 8.1 has none).
-template <class B>
-LOOM_INLINE void stream_store(float* p, const B& v) {
-  static_assert(sizeof(B) == 4 * W, "stream_store: native batches only");
-#if XSIMD_WITH_AVX512F
-  _mm512_stream_ps(p, v);
-#elif XSIMD_WITH_AVX
-  _mm256_stream_ps(p, v);
-#else
-  _mm_stream_ps(p, v);
-#endif
-}
-
 void copy_nt(float* dst, const float* src, index_t n) {
   using B = loom::simd::batch<float, std::size_t(W)>;
-#pragma omp parallel for schedule(static)
-  for (index_t q = 0; q < n; q += W) stream_store(dst + q, B::load_aligned(src + q));
-  _mm_sfence();
+#pragma omp parallel
+  {
+#pragma omp for schedule(static) nowait
+    for (index_t q = 0; q < n; q += W) loom::simd::store_stream(dst + q, B::load_aligned(src + q));
+    loom::simd::stream_fence();  // each thread orders its own streaming stores
+  }
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -320,11 +311,15 @@ void fused_xsimd(benchmark::State& st, const char* name) {
   float* o = d.out.data();
   auto once = [&] {
     const B va(fa), vb(fb), zero(0.f);
-#pragma omp parallel for schedule(static)
-    for (index_t q = 0; q < N1; q += W) {
-      const B v = xsimd::max(loom::simd::fma(va, B::load_aligned(x + q), vb), zero) * loom::simd::fast_sigmoid(B::load_aligned(c + q));
-      if constexpr (Streaming) stream_store(o + q, v);
-      else v.store_aligned(o + q);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+      for (index_t q = 0; q < N1; q += W) {
+        const B v = xsimd::max(loom::simd::fma(va, B::load_aligned(x + q), vb), zero) * loom::simd::fast_sigmoid(B::load_aligned(c + q));
+        if constexpr (Streaming) loom::simd::store_stream(o + q, v);
+        else v.store_aligned(o + q);
+      }
+      if constexpr (Streaming) loom::simd::stream_fence();
     }
   };
   static_assert(N1 % W == 0, "fused_xsimd assumes whole vectors");

@@ -157,21 +157,15 @@ struct emitter {
     } else if constexpr (D::kind == loop_kind::parallel) {                   // OpenMP
       static_assert(std::is_empty_v<Carry>, "loom internal: nothing is carried across a parallel loop");
       const bool go = n > 1 && leaf.points >= D::min_points;
-      if constexpr (streams<Leaf>) {
-        LOOM_PRAGMA(omp parallel if (go))
-        {
-          LOOM_PRAGMA(omp for schedule(static) nowait)
-          for (index_t t = 0; t < n; ++t) {
-            const Leaf own = leaf;
-            step<Y, Mode, Blk, Full>(rest, s, lo + t, own, carry);
-          }
-          if (leaf.stream) simd::stream_fence();  // each thread orders its own streaming stores
-        }
-      } else {
-        LOOM_PRAGMA(omp parallel for schedule(static) if (go))
+      LOOM_PRAGMA(omp parallel if (go))
+      {
+        LOOM_PRAGMA(omp for schedule(static) nowait)
         for (index_t t = 0; t < n; ++t) {
           const Leaf own = leaf;
           step<Y, Mode, Blk, Full>(rest, s, lo + t, own, carry);
+        }
+        if constexpr (streams<Leaf>) {
+          if (leaf.stream) simd::stream_fence();  // each thread orders its own streaming stores
         }
       }
     } else {                                                                 // serial

@@ -184,11 +184,9 @@ struct plan {
 
   // ---- stream_stores ----
   template <class D>
-  struct stream_directive : std::false_type {};
+  struct is_stream_directive : std::false_type {};
   template <index_t B>
-  struct stream_directive<stream_stores<B>> : std::true_type {
-    static constexpr index_t min_bytes = B;
-  };
+  struct is_stream_directive<stream_stores<B>> : std::true_type {};
   template <class S>
   struct streaming_of {
     static constexpr std::size_t count = 0;
@@ -196,10 +194,10 @@ struct plan {
   };
   template <class... D>
   struct streaming_of<schedule<D...>> {
-    static constexpr std::size_t count = (std::size_t{stream_directive<D>::value} + ... + 0);
+    static constexpr std::size_t count = (std::size_t{is_stream_directive<D>::value} + ... + 0);
     static constexpr index_t min_bytes = [] {
       index_t b = 0;
-      ([&] { if constexpr (stream_directive<D>::value) b = stream_directive<D>::min_bytes; }(), ...);
+      ([&] { if constexpr (is_stream_directive<D>::value) b = D::min_bytes; }(), ...);
       return b;
     }();
   };

@@ -259,30 +259,37 @@ void execute(const Def& def) {
   }
 }
 
-template <class Plan, class Def, class State>
-void execute_checked(const Def& def, State& s, index_t points) {
+/// Runs `body(d)` on a copy d of def whose accesses are bound. When the output overlaps an input,
+/// d writes a temporary (holding the output's values first when `reads_output`) that is copied
+/// back afterwards, so every read sees the inputs as they were before the call (also a shifted
+/// tail, or an engine reading its operands in any order).
+template <class Def, class Body>
+void run_bound(const Def& def, bool reads_output, Body&& body) {
   bool aliased = false;
   def.rhs.for_each_access([&](const auto& a) { aliased = aliased || overlaps(def.lhs, a); });
-
   Def d = def;
-  if (!aliased) {
+  auto bind_and_run = [&] {
     d.lhs.bind();
     d.rhs.for_each_access([](auto& a) { a.bind(); });
-    execute_bound<Plan>(d, s, points);
+    body(d);
+  };
+  if (!aliased) {
+    bind_and_run();
     return;
   }
-  // The output is also read: compute into a temporary and copy back, so every schedule (and
-  // every shifted tail) reads the inputs as they were before the call.
   using OutView = typename Def::lhs_type::view_type;
-  using T = typename Def::value_type;
-  Tensor<T, OutView::rank, typename OutView::extents_type> tmp(def.lhs.view.extents().values(), def.lhs.view.name());
-  const bool reads_output = std::is_same_v<typename Def::mode, assign_add> || Plan::acc_kind == accumulation::into_output;
+  Tensor<typename Def::value_type, OutView::rank, typename OutView::extents_type> tmp(def.lhs.view.extents().values(),
+                                                                                     def.lhs.view.name());
   if (reads_output) copy_view(tmp.view(), def.lhs.view);
   d.lhs.view = tmp.view();
-  d.lhs.bind();
-  d.rhs.for_each_access([](auto& a) { a.bind(); });
-  execute_bound<Plan>(d, s, points);
+  bind_and_run();
   copy_view(def.lhs.view, tmp.view());
+}
+
+template <class Plan, class Def, class State>
+void execute_checked(const Def& def, State& s, index_t points) {
+  const bool reads_output = std::is_same_v<typename Def::mode, assign_add> || Plan::acc_kind == accumulation::into_output;
+  run_bound(def, reads_output, [&](const Def& d) { execute_bound<Plan>(d, s, points); });
 }
 
 }  // namespace detail

@@ -16,33 +16,33 @@
 
 namespace loom::simd {
 
+namespace detail {
+// One non-temporal store per register width: a streaming store moves bits, so every element
+// type goes through the float form of its width.
+#if XSIMD_WITH_AVX512F
+LOOM_INLINE void stream_register(void* p, __m512 r) { _mm512_stream_ps(static_cast<float*>(p), r); }
+#endif
+#if XSIMD_WITH_AVX
+LOOM_INLINE void stream_register(void* p, __m256 r) { _mm256_stream_ps(static_cast<float*>(p), r); }
+#endif
+#if XSIMD_WITH_SSE2
+LOOM_INLINE void stream_register(void* p, __m128 r) { _mm_stream_ps(static_cast<float*>(p), r); }
+#endif
+}  // namespace detail
+
 /// Stores v at p, non-temporally where the target has such a store for the batch; p must be
 /// aligned to sizeof(B) (callers check can_stream first).
 template <class B>
 LOOM_INLINE void store_stream(typename B::value_type* p, const B& v) {
-  using T = typename B::value_type;
-#if XSIMD_WITH_AVX512F
-  if constexpr (sizeof(B) == 64) {
-    if constexpr (std::is_same_v<T, float>) return _mm512_stream_ps(p, v);
-    else if constexpr (std::is_same_v<T, double>) return _mm512_stream_pd(p, v);
-    else return _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v);
+  using F = xsimd::batch<float, typename B::arch_type>;
+  if constexpr (requires(F f) { detail::stream_register(p, static_cast<typename F::register_type>(f)); }) {
+    if constexpr (std::is_same_v<typename B::value_type, float>)
+      detail::stream_register(p, static_cast<typename F::register_type>(v));
+    else
+      detail::stream_register(p, static_cast<typename F::register_type>(xsimd::bitwise_cast<F>(v)));
+  } else {
+    v.store_aligned(p);
   }
-#endif
-#if XSIMD_WITH_AVX
-  if constexpr (sizeof(B) == 32) {
-    if constexpr (std::is_same_v<T, float>) return _mm256_stream_ps(p, v);
-    else if constexpr (std::is_same_v<T, double>) return _mm256_stream_pd(p, v);
-    else return _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v);
-  }
-#endif
-#if XSIMD_WITH_SSE2
-  if constexpr (sizeof(B) == 16) {
-    if constexpr (std::is_same_v<T, float>) return _mm_stream_ps(p, v);
-    else if constexpr (std::is_same_v<T, double>) return _mm_stream_pd(p, v);
-    else return _mm_stream_si128(reinterpret_cast<__m128i*>(p), v);
-  }
-#endif
-  v.store_aligned(p);
 }
 
 /// Is p aligned for store_stream of a B?

@@ -2,7 +2,6 @@
 // one call of the GEMM engine, with the same checks as every loom::run: extents, bounds and
 // aliasing, all before anything is written.
 #pragma once
-#include <optional>
 #include <type_traits>
 
 #include "../../lower/run.hpp"
@@ -67,35 +66,22 @@ void execute_contraction(const Def& def) {
   def.lhs.check_bounds(s);
   def.rhs.for_each_access([&](const auto& a) { a.check_bounds(s); });
 
-  // An output that is also read (C = A * C, C = f(sum(..)) + C(j, i), ...): the engine writes a
-  // temporary and the result is copied back, so every read sees C as it was before the call.
-  // (The same engine instance runs, so aliasing costs no second instantiation.)
-  bool aliased = false;
-  def.rhs.for_each_access([&](const auto& a) { aliased = aliased || detail::overlaps(def.lhs, a); });
-
-  Def d = def;
-  using OutView = typename Def::lhs_type::view_type;
-  std::optional<Tensor<T, OutView::rank, typename OutView::extents_type>> tmp;
-  if (aliased) {
-    tmp.emplace(def.lhs.view.extents().values(), def.lhs.view.name());
-    if constexpr (C::accumulates) detail::copy_view(tmp->view(), def.lhs.view);
-    d.lhs.view = tmp->view();
-  }
-  d.lhs.bind();
-  d.rhs.for_each_access([](auto& a) { a.bind(); });
-  const auto [a, b] = operand_matrices(d);
-  const auto& cv = d.lhs.view;
-  const T beta = C::accumulates ? T(1) : T(0);
-  problem<T> pb{M, N, Kx, a, b, {cv.data(), cv.stride(0), cv.stride(1)}, T(1), beta};
-  if constexpr (C::bare) {
-    // A column-major C: compute C^T = B^T A^T, so rows of the micro-tile are contiguous.
-    if (cv.stride(1) != 1 && cv.stride(0) == 1)
-      pb = problem<T>{N, M, Kx, {b.p, b.cs, b.rs}, {a.p, a.cs, a.rs}, {cv.data(), cv.stride(1), cv.stride(0)}, T(1), beta};
-    run_gemm<P>(pb);
-  } else {
-    run_gemm<P>(pb, expression_epilogue<Def, State>{&d, s});
-  }
-  if (tmp) detail::copy_view(def.lhs.view, tmp->view());
+  // An output that is also read (C = A * C, C = f(sum(..)) + C(j, i), ...) makes the engine write
+  // a temporary (run_bound), as the generic nest does: the same engine instance, no second one.
+  detail::run_bound(def, C::accumulates, [&](const Def& d) {
+    const auto [a, b] = operand_matrices(d);
+    const auto& cv = d.lhs.view;
+    const T beta = C::accumulates ? T(1) : T(0);
+    problem<T> pb{M, N, Kx, a, b, {cv.data(), cv.stride(0), cv.stride(1)}, T(1), beta};
+    if constexpr (C::bare) {
+      // A column-major C: compute C^T = B^T A^T, so rows of the micro-tile are contiguous.
+      if (cv.stride(1) != 1 && cv.stride(0) == 1)
+        pb = problem<T>{N, M, Kx, {b.p, b.cs, b.rs}, {a.p, a.cs, a.rs}, {cv.data(), cv.stride(1), cv.stride(0)}, T(1), beta};
+      run_gemm<P>(pb);
+    } else {
+      run_gemm<P>(pb, expression_epilogue<Def, State>{&d, s});
+    }
+  });
 }
 
 }  // namespace gemm_detail

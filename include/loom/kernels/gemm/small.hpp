@@ -11,7 +11,6 @@
 #pragma once
 #include <algorithm>
 #include <array>
-#include <type_traits>
 #include <utility>
 
 #include "../../core/config.hpp"
@@ -36,17 +35,13 @@ struct small_shape {
   static constexpr bool fits = M >= 1 && N >= 1 && K >= 0 && M <= 64 && N <= 64 && K <= 64 && R >= 1;
 };
 
-/// Row strides of dense row-major A, B and C known at compile time (0: read from the refs).
-template <index_t LDA, index_t LDB, index_t LDC>
-struct dense_strides {};
-
-/// Rows [i0, i0 + R) of C. With Dense = dense_strides<K, N, N>, every address is a constant
-/// offset: a broadcast of A is one FMA operand (embedded broadcast) instead of a row pointer to
-/// keep per accumulator row.
-template <class T, index_t N, index_t K, index_t R, class Dense, class Epi>
+/// Rows [i0, i0 + R) of C. Dense: A, B and C are dense row-major, so their strides become
+/// constants and every address a constant offset: a broadcast of A is one FMA operand (embedded
+/// broadcast) instead of a row pointer to keep per accumulator row.
+template <class T, index_t N, index_t K, index_t R, bool Dense, class Epi>
 LOOM_INLINE void small_rows(matrix_ref<T> a, matrix_ref<T> b, tile_ref<T> c, index_t i0, T alpha, T beta,
                             const Epi& epi) {
-  if constexpr (!std::is_same_v<Dense, void>) {
+  if constexpr (Dense) {
     a.rs = K, a.cs = 1, b.rs = N, b.cs = 1, c.rs = N, c.cs = 1;
   }
   constexpr index_t W = index_t(simd::native_width<T>);
@@ -85,15 +80,15 @@ void small_gemm(const matrix_ref<T>& a, const matrix_ref<T>& b, const tile_ref<T
   using S = small_shape<T, M, N, K>;
   static_assert(S::fits, "loom internal: small_gemm called for a shape it does not cover");
   constexpr index_t full = M / S::R, rest = M % S::R;
-  auto rows = [&]<class Dense>(Dense*) LOOM_LAMBDA_INLINE {
+  auto rows = [&]<bool Dense>() LOOM_LAMBDA_INLINE {
     for (index_t q = 0; q < full; ++q) small_rows<T, N, K, S::R, Dense>(a, b, c, q * S::R, alpha, beta, epi);
     if constexpr (rest > 0) small_rows<T, N, K, rest, Dense>(a, b, c, full * S::R, alpha, beta, epi);
   };
   // Dense row-major operands (the common case) get compile-time strides.
   if (a.rs == K && a.cs == 1 && b.rs == N && b.cs == 1 && c.rs == N && c.cs == 1)
-    rows(static_cast<dense_strides<K, N, N>*>(nullptr));
+    rows.template operator()<true>();
   else
-    rows(static_cast<void*>(nullptr));
+    rows.template operator()<false>();
 }
 
 }  // namespace loom::gemm_detail
