@@ -318,6 +318,13 @@ inline layout pick_layout(rng_t& g) {
   return all_layouts()[static_cast<std::size_t>(uniform(g, 0, index_t(all_layouts().size()) - 1))];
 }
 
+/// A random layout whose last dimension is unit-stride (row-major, a block of one, or at an odd
+/// offset): the buffers whose rows() views are layout_right.
+inline layout pick_row_layout(rng_t& g) {
+  static const layout rows[] = {layout::row_major, layout::block, layout::offset};
+  return rows[static_cast<std::size_t>(uniform(g, 0, 2))];
+}
+
 template <class T, std::size_t R>
 struct buffer {
   std::vector<T> store;
@@ -342,6 +349,11 @@ struct buffer {
     }
     r.ok = r.mismatches == 0;
     return r;
+  }
+  /// The same elements as a layout_right view (unit-stride rows by type, so loom compiles its
+  /// nest without a gather version); throws for buffers whose last stride is not 1.
+  loom::TensorView<T, R, loom::dims<R>, loom::layout_right> rows() const {
+    return {view.data(), loom::dims<R>(view.extents().values()), view.strides(), view.name_tag()};
   }
   std::string describe() const {
     std::ostringstream os;

@@ -242,7 +242,7 @@ TEST_CASE("loom::view: non-owning views with any strides", "[tensor][view]") {
   // Views of const memory, and conversion of a mutable view to a const one.
   const std::vector<float>& cmem = mem;
   auto cv = loom::view(cmem.data(), loom::shape(12));
-  static_assert(std::is_same_v<decltype(cv), loom::TensorView<const float, 1>>);
+  static_assert(std::is_same_v<decltype(cv), loom::TensorView<const float, 1, loom::dims<1>, loom::layout_right>>);
   CHECK(cv(11) == 11.f);
   loom::TensorView<const float, 2> crm = rm;
   CHECK(crm(1, 1) == 5.f);
@@ -299,19 +299,53 @@ TEST_CASE("Tensor: static extents", "[tensor][static]") {
 TEST_CASE("Tensor: static-extent views keep extents and convert to const", "[tensor][static]") {
   loom::Tensor<float, 2, loom::extents<4, loom::dyn>> S(4, 6);
   auto v = S.view();
-  static_assert(std::is_same_v<decltype(v), loom::TensorView<float, 2, loom::extents<4, loom::dyn>>>);
+  static_assert(std::is_same_v<decltype(v), loom::TensorView<float, 2, loom::extents<4, loom::dyn>, loom::layout_right>>);
   CHECK(v.extent(0) == 4);
   const auto& cS = S;
   auto cv = cS.view();
-  static_assert(std::is_same_v<decltype(cv), loom::TensorView<const float, 2, loom::extents<4, loom::dyn>>>);
+  static_assert(std::is_same_v<decltype(cv), loom::TensorView<const float, 2, loom::extents<4, loom::dyn>, loom::layout_right>>);
   CHECK(cv.data() == S.data());
   auto d = v.dynamic();
-  static_assert(std::is_same_v<decltype(d), loom::TensorView<float, 2>>);
+  static_assert(std::is_same_v<decltype(d), loom::TensorView<float, 2, loom::dims<2>, loom::layout_right>>);
   CHECK(d.extent(0) == 4);
   CHECK(d.extent(1) == 6);
   auto t = S.transposed();
   CHECK(t.extent(0) == 6);
   CHECK(t.extent(1) == 4);
+}
+
+TEST_CASE("TensorView: layouts", "[tensor][view][layout]") {
+  // A tensor's rows are unit-stride by type (layout_right); so are a row-major view's and blocks
+  // of either. Transposed, strided and explicitly strided views are layout_stride.
+  loom::Tensor<float, 2> A("A", 5, 6);
+  using right = loom::layout_right;
+  using stride = loom::layout_stride;
+  static_assert(std::is_same_v<decltype(A.view())::layout_type, right>);
+  static_assert(std::is_same_v<decltype(A.block({1, 1}, {2, 2}))::layout_type, right>);
+  static_assert(std::is_same_v<decltype(A.view().block({1, 1}, {2, 2}))::layout_type, right>);
+  static_assert(std::is_same_v<decltype(A.transposed())::layout_type, stride>);
+  static_assert(std::is_same_v<decltype(A.strided({1, 2}))::layout_type, stride>);
+  static_assert(std::is_same_v<decltype(loom::view(A.data(), loom::shape(5, 6)))::layout_type, right>);
+  static_assert(std::is_same_v<decltype(loom::view(A.data(), loom::shape(5, 6), loom::strides(6, 1)))::layout_type, stride>);
+  CHECK(A.view().stride(1) == 1);
+  CHECK(A.view().stride(0) == 6);
+  // Conversions that lose nothing are implicit: to layout_stride, to const, to dynamic extents.
+  loom::TensorView<float, 2> s = A;
+  loom::TensorView<const float, 2> cs = A.view();
+  loom::TensorView<const float, 2, loom::dims<2>, right> cr = A;
+  CHECK(s.data() == A.data());
+  CHECK(cs.stride(0) == 6);
+  CHECK(cr.stride(1) == 1);
+  loom::Tensor<float, 2, loom::extents<3, 4>> S;
+  loom::TensorView<float, 2> sd = S;
+  CHECK(sd.extent(0) == 3);
+  CHECK(sd.extent(1) == 4);
+  static_assert(!std::is_convertible_v<loom::TensorView<float, 2>, loom::TensorView<float, 2, loom::dims<2>, right>>,
+                "a strided view must not become layout_right implicitly");
+  // Building a layout_right view with a non-unit last stride is an error, not a wrong answer.
+  std::vector<float> mem(30);
+  CHECK_THROWS_AS((loom::TensorView<float, 2, loom::dims<2>, right>(mem.data(), loom::dims<2>(5, 3), {1, 5})),
+                  loom::shape_error);
 }
 
 TEST_CASE("Index expressions print as written", "[tensor][index]") {

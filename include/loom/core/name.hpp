@@ -13,9 +13,18 @@ class tensor_name {
   static constexpr std::size_t capacity = 31;
 
   tensor_name() {
-    // Unnamed tensors get a stable, distinct name so errors still say which one.
+    // Unnamed tensors get a stable, distinct name ("t0", "t1", ...) so errors still say which
+    // one. The digits by hand: no std::string to compile into every program that makes a tensor.
     static std::atomic<unsigned> counter{0};
-    set(std::string("t").append(std::to_string(counter.fetch_add(1, std::memory_order_relaxed))));
+    unsigned v = counter.fetch_add(1, std::memory_order_relaxed);
+    char digits[10];
+    unsigned n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    buf_[len_++] = 't';
+    while (n > 0) buf_[len_++] = digits[--n];
   }
   explicit tensor_name(std::string_view s) { set(s); }
 

@@ -14,6 +14,7 @@
 #include "config.hpp"
 #include "error.hpp"
 #include "extents.hpp"
+#include "layout.hpp"
 #include "name.hpp"
 
 namespace loom {
@@ -40,26 +41,48 @@ constexpr strides_t<R> row_major_strides(const shape_t<R>& e) {
   return s;
 }
 
-template <class T, std::size_t Rank, class Ext = dims<Rank>>
-class TensorView : public indexable<TensorView<T, Rank, Ext>, Rank> {
+template <class T, std::size_t Rank, class Ext = dims<Rank>, class Layout = layout_stride>
+class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
   static_assert(is_extents<Ext> && Ext::rank == Rank, "loom::TensorView<T, Rank, Ext>: Ext must be loom::extents of rank Rank");
   static_assert(std::is_arithmetic_v<T>, "loom::TensorView<T, ...>: T must be an arithmetic type");
+  static_assert(is_layout<Layout>, "loom::TensorView<T, Rank, Ext, Layout>: Layout must be loom::layout_stride or loom::layout_right");
+  static constexpr bool unit_last = std::is_same_v<Layout, layout_right> && Rank > 0;
 
  public:
   using value_type = std::remove_const_t<T>;
   using element_type = T;
   using extents_type = Ext;
+  using layout_type = Layout;
   static constexpr std::size_t rank = Rank;
 
   TensorView() = default;
   TensorView(T* data, const Ext& ext, const strides_t<Rank>& str, tensor_name name = tensor_name("view"))
-      : data_(data), ext_(ext), stride_(str), name_(name) {}
+      : data_(data), ext_(ext), stride_(str), name_(name) {
+    if constexpr (unit_last) {
+      if (str[Rank - 1] != 1)
+        throw shape_error(detail::cat("loom: a layout_right view of '", name_.str(), "' needs stride 1 in its last dimension, not ", str[Rank - 1]));
+    }
+  }
   TensorView(T* data, const Ext& ext, tensor_name name = tensor_name("view"))
       : TensorView(data, ext, row_major_strides<Rank>(ext.values()), name) {}
 
+  /// Implicit where nothing is lost: to const elements, to all-dynamic extents, from
+  /// layout_right to layout_stride.
+  template <class U, class E2, class L2>
+    requires((!std::is_same_v<U, T> || !std::is_same_v<E2, Ext> || !std::is_same_v<L2, Layout>) &&
+             std::is_convertible_v<U (*)[], T (*)[]> && (std::is_same_v<E2, Ext> || std::is_same_v<Ext, dims<Rank>>) &&
+             (std::is_same_v<L2, Layout> || std::is_same_v<Layout, layout_stride>))
+  TensorView(const TensorView<U, Rank, E2, L2>& o)
+      : data_(o.data()), ext_(Ext(o.extents().values())), stride_(o.strides()), name_(o.name_tag()) {}
+
   T* data() const { return data_; }
   index_t extent(std::size_t d) const { return ext_.extent(d); }
-  index_t stride(std::size_t d) const { return stride_[d]; }
+  index_t stride(std::size_t d) const {
+    if constexpr (unit_last) {
+      if (d + 1 == Rank) return 1;
+    }
+    return stride_[d];
+  }
   const Ext& extents() const { return ext_; }
   const strides_t<Rank>& strides() const { return stride_; }
   index_t size() const { return ext_.size(); }
@@ -101,12 +124,13 @@ class TensorView : public indexable<TensorView<T, Rank, Ext>, Rank> {
     return permuted<1, 0>();
   }
   /// A sub-block starting at `first` with extents `count` (checked).
-  TensorView<T, Rank> block(const shape_t<Rank>& first, const shape_t<Rank>& count) const {
+  /// (Rows of a row-major view stay rows: the block keeps the layout.)
+  TensorView<T, Rank, dims<Rank>, Layout> block(const shape_t<Rank>& first, const shape_t<Rank>& count) const {
     for (std::size_t d = 0; d < Rank; ++d)
       if (first[d] < 0 || count[d] < 0 || first[d] + count[d] > ext_.extent(d))
         throw bounds_error(detail::cat("loom: block of '", name_.str(), "' dimension ", d, ": [", first[d], ", ", first[d] + count[d], ") is outside extent ", ext_.extent(d)));
     bool empty = std::any_of(count.begin(), count.end(), [](index_t c) { return c == 0; });
-    return TensorView<T, Rank>(empty ? data_ : data_ + offset(first), dims<Rank>(count), stride_, name_);
+    return TensorView<T, Rank, dims<Rank>, Layout>(empty ? data_ : data_ + offset(first), dims<Rank>(count), stride_, name_);
   }
   /// Every element with a stride of `step` along each dimension (step >= 1).
   TensorView<T, Rank> strided(const shape_t<Rank>& step) const {
@@ -120,13 +144,7 @@ class TensorView : public indexable<TensorView<T, Rank, Ext>, Rank> {
     return TensorView<T, Rank>(data_, dims<Rank>(e), s, name_);
   }
   /// The same view with all extents dynamic.
-  TensorView<T, Rank> dynamic() const { return TensorView<T, Rank>(data_, dims<Rank>(ext_.values()), stride_, name_); }
-
-  operator TensorView<const T, Rank, Ext>() const
-    requires(!std::is_const_v<T>)
-  {
-    return TensorView<const T, Rank, Ext>(data_, ext_, stride_, name_);
-  }
+  TensorView<T, Rank, dims<Rank>, Layout> dynamic() const { return *this; }
 
  private:
   T* data_ = nullptr;
@@ -135,15 +153,15 @@ class TensorView : public indexable<TensorView<T, Rank, Ext>, Rank> {
   tensor_name name_{std::string_view("view")};
 };
 
-/// A non-owning view of user memory: loom::view(ptr, shape(M, N)) (row-major) or
+/// A non-owning view of user memory: loom::view(ptr, shape(M, N)) (row-major, layout_right) or
 /// loom::view(ptr, shape(M, N), strides(1, M)) (column-major), any strides in elements.
 template <class T, std::size_t R>
 TensorView<T, R> view(T* data, const shape_t<R>& e, const strides_t<R>& s, std::string_view name = "view") {
   return TensorView<T, R>(data, dims<R>(e), s, tensor_name(name));
 }
 template <class T, std::size_t R>
-TensorView<T, R> view(T* data, const shape_t<R>& e, std::string_view name = "view") {
-  return TensorView<T, R>(data, dims<R>(e), tensor_name(name));
+TensorView<T, R, dims<R>, layout_right> view(T* data, const shape_t<R>& e, std::string_view name = "view") {
+  return TensorView<T, R, dims<R>, layout_right>(data, dims<R>(e), tensor_name(name));
 }
 
 namespace detail {
@@ -157,8 +175,8 @@ template <class T, std::size_t Rank, class Ext = dims<Rank>>
 class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
  public:
   using value_type = T;
-  using view_type = TensorView<T, Rank, Ext>;
-  using const_view_type = TensorView<const T, Rank, Ext>;
+  using view_type = TensorView<T, Rank, Ext, layout_right>;
+  using const_view_type = TensorView<const T, Rank, Ext, layout_right>;
   static constexpr std::size_t rank = Rank;
 
   Tensor() requires(Ext::rank_dynamic == 0) : Tensor(Ext{}, tensor_name()) {}
@@ -199,8 +217,13 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
 
   view_type view() { return view_; }
   const_view_type view() const { return view_; }
-  operator view_type() { return view_; }
-  operator const_view_type() const { return view_; }
+  /// To its own view type, or to any view type that one converts to (const, dynamic, strided).
+  template <class U, class E2, class L2>
+    requires std::is_convertible_v<const view_type&, TensorView<U, Rank, E2, L2>>
+  operator TensorView<U, Rank, E2, L2>() { return view_; }
+  template <class U, class E2, class L2>
+    requires std::is_convertible_v<const const_view_type&, TensorView<U, Rank, E2, L2>>
+  operator TensorView<U, Rank, E2, L2>() const { return const_view_type(view_); }
   const view_type& as_view() { return view_; }
   const_view_type as_view() const { return view_; }
 
@@ -217,7 +240,7 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
   using indexable<Tensor, Rank>::operator();
 
   TensorView<T, Rank> transposed() requires(Rank == 2) { return view_.transposed(); }
-  TensorView<T, Rank> block(const shape_t<Rank>& first, const shape_t<Rank>& count) { return view_.block(first, count); }
+  TensorView<T, Rank, dims<Rank>, layout_right> block(const shape_t<Rank>& first, const shape_t<Rank>& count) { return view_.block(first, count); }
   TensorView<T, Rank> strided(const shape_t<Rank>& step) { return view_.strided(step); }
   template <std::size_t... P>
   TensorView<T, Rank> permuted() { return view_.template permuted<P...>(); }
@@ -243,7 +266,7 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
 
 template <class V>
 inline constexpr bool is_view = false;
-template <class T, std::size_t R, class E>
-inline constexpr bool is_view<TensorView<T, R, E>> = true;
+template <class T, std::size_t R, class E, class L>
+inline constexpr bool is_view<TensorView<T, R, E, L>> = true;
 
 }  // namespace loom

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "../core/error.hpp"
+#include "../core/layout.hpp"
 #include "../simd/memory.hpp"
 #include "index.hpp"
 #include "node.hpp"
@@ -28,6 +29,7 @@ struct access : expr_node {
   using value_type = typename View::value_type;
   using vars = meta::unique<meta::concat<typename Idx::vars...>>;
   using reductions = meta::list<>;
+  using accesses = meta::list<access>;
   using index_types = meta::list<Idx...>;
   static constexpr std::size_t rank = sizeof...(Idx);
   static_assert(rank == View::rank, "loom: an access needs one index per tensor dimension");
@@ -56,6 +58,21 @@ struct access : expr_node {
     auto r = detail::lift<value_type>(rhs);
     return definition<access, decltype(r), assign_add>(*this, r);
   }
+
+  /// Unit-stride along the lane variable L whatever the run-time strides: a layout_right view
+  /// whose last index has coefficient 1 for L by type (`i`, `i + 1`, `i - r`) and whose other
+  /// indices do not involve L.
+  template <class L>
+  static constexpr bool unit_stride_along = [] {
+    using idx = meta::list<Idx...>;
+    if constexpr (rank == 0 || !std::is_same_v<typename View::layout_type, layout_right>) {
+      return false;
+    } else {
+      return static_coef<meta::at<idx, rank - 1>, L> == 1 && []<std::size_t... D>(std::index_sequence<D...>) {
+        return (!meta::contains<typename meta::at<idx, D>::vars, L> && ...);
+      }(std::make_index_sequence<rank - 1>{});
+    }
+  }();
 
   // ---- binding ----
   void bind() {
@@ -103,7 +120,7 @@ struct access : expr_node {
       const element_type* p = base + offset(c);
       const index_t s = var_stride[meta::index_of<vars, L>];
       const index_t n = VM::masked ? c.active : index_t(VM::width);
-      if constexpr (VM::contiguous) {
+      if constexpr (VM::contiguous || unit_stride_along<L>) {
         if constexpr (VM::masked) return simd::load_first<B>(p, n);
         else return B::load_unaligned(p);
       } else {
@@ -125,7 +142,7 @@ struct access : expr_node {
     element_type* p = base + offset(c);
     const index_t s = var_stride[meta::index_of<vars, L>];
     const index_t n = VM::masked ? c.active : index_t(VM::width);
-    if constexpr (VM::contiguous) {
+    if constexpr (VM::contiguous || unit_stride_along<L>) {
       if constexpr (VM::masked) simd::store_first(p, v, n);
       else v.store_unaligned(p);
     } else {

@@ -3,6 +3,7 @@
 // reduces to base + Σ stride_v · v at run time.
 #pragma once
 #include <concepts>
+#include <limits>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -118,6 +119,22 @@ template <IndexExpr A, Integer I>
 constexpr auto operator*(const A& a, I k) {
   return index_scale<A>{static_cast<index_t>(k), a};
 }
+
+/// The coefficient of variable L in index type I when the type alone fixes it (variables,
+/// constants, their sums, and scales of forms without L), else unknown_coef: `x + 1` and `x - r`
+/// have coefficient 1 for x by type, `2 * x` only at run time.
+inline constexpr index_t unknown_coef = std::numeric_limits<index_t>::min();
+template <class I, class L>
+inline constexpr index_t static_coef = unknown_coef;
+template <char... C, class L>
+inline constexpr index_t static_coef<var<C...>, L> = std::is_same_v<var<C...>, L> ? 1 : 0;
+template <class L>
+inline constexpr index_t static_coef<index_const, L> = 0;
+template <class A, class B, class L>
+inline constexpr index_t static_coef<index_add<A, B>, L> =
+    static_coef<A, L> == unknown_coef || static_coef<B, L> == unknown_coef ? unknown_coef : static_coef<A, L> + static_coef<B, L>;
+template <class A, class L>
+inline constexpr index_t static_coef<index_scale<A>, L> = static_coef<A, L> == 0 ? 0 : unknown_coef;
 
 template <IndexExpr A>
 std::string to_string(const A& a) {

@@ -45,6 +45,7 @@ struct constant : expr_node {
   using value_type = T;
   using vars = meta::list<>;
   using reductions = meta::list<>;
+  using accesses = meta::list<>;
   T value;
 
   explicit constant(T v) : value(v) {}

@@ -89,6 +89,7 @@ struct unary : expr_node {
   using value_type = value_t<A>;
   using vars = typename A::vars;
   using reductions = typename A::reductions;
+  using accesses = typename A::accesses;
   A a;
   explicit unary(const A& a_) : a(a_) {}
   template <class C>
@@ -111,6 +112,7 @@ struct binary : expr_node {
   using value_type = value_t<A>;
   using vars = meta::unique<meta::concat<typename A::vars, typename B::vars>>;
   using reductions = meta::concat<typename A::reductions, typename B::reductions>;
+  using accesses = meta::concat<typename A::accesses, typename B::accesses>;
   A a;
   B b;
   binary(const A& a_, const B& b_) : a(a_), b(b_) {}
@@ -146,6 +148,7 @@ struct compare : expr_node {
   using operand_type = value_t<A>;
   using vars = meta::unique<meta::concat<typename A::vars, typename B::vars>>;
   using reductions = meta::concat<typename A::reductions, typename B::reductions>;
+  using accesses = meta::concat<typename A::accesses, typename B::accesses>;
   A a;
   B b;
   compare(const A& a_, const B& b_) : a(a_), b(b_) {}
@@ -174,6 +177,7 @@ struct select_node : expr_node {
   using value_type = value_t<A>;
   using vars = meta::unique<meta::concat<typename Cond::vars, typename A::vars, typename B::vars>>;
   using reductions = meta::concat<typename Cond::reductions, typename A::reductions, typename B::reductions>;
+  using accesses = meta::concat<typename Cond::accesses, typename A::accesses, typename B::accesses>;
   Cond cond;
   A a;
   B b;
@@ -208,6 +212,7 @@ struct fma_node : expr_node {
   using value_type = value_t<A>;
   using vars = meta::unique<meta::concat<typename A::vars, typename B::vars, typename Cc::vars>>;
   using reductions = meta::concat<typename A::reductions, typename B::reductions, typename Cc::reductions>;
+  using accesses = meta::concat<typename A::accesses, typename B::accesses, typename Cc::accesses>;
   A a;
   B b;
   Cc c3;
@@ -239,6 +244,7 @@ struct cast_node : expr_node {
   using value_type = To;
   using vars = typename A::vars;
   using reductions = typename A::reductions;
+  using accesses = typename A::accesses;
   A a;
   explicit cast_node(const A& a_) : a(a_) {}
   template <class C>

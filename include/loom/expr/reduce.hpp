@@ -81,6 +81,7 @@ struct reduce_node<Op, meta::list<RV...>, E> : expr_node {
   using body_type = E;
   using vars = meta::unique<meta::concat<typename E::vars, rvars>>;
   using reductions = meta::concat<meta::list<reduce_node>, typename E::reductions>;
+  using accesses = typename E::accesses;
   E body;
 
   explicit reduce_node(const E& e) : body(e) {}

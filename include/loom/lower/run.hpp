@@ -113,6 +113,12 @@ index_t touched_bytes(const Def& d) {
   return bytes;
 }
 
+/// Is every access of the list that the lanes walk unit-stride by its type?
+template <class Lane, class... A>
+constexpr bool all_unit_stride_along(meta::list<A...>*) {
+  return ((!meta::contains<typename A::vars, Lane> || A::template unit_stride_along<Lane>) && ...);
+}
+
 template <class Plan, class Def, class State>
 void execute_bound(const Def& d, State& s, index_t points) {
   using L = lower::leaves<Plan>;
@@ -139,17 +145,25 @@ void execute_bound(const Def& d, State& s, index_t points) {
     }
   };
   if constexpr (Plan::vectorized) {
-    // One branch per run: are all accesses along the lanes unit-stride?
-    bool contiguous = true;
     using lane = typename Plan::lane;
-    auto check = [&](const auto& a) {
-      using A = std::remove_cvref_t<decltype(a)>;
-      if constexpr (meta::contains<typename A::vars, lane>) contiguous = contiguous && a.template stride_of<lane>() == 1;
-    };
-    check(d.lhs);
-    d.rhs.for_each_access(check);
-    if (contiguous) go.template operator()<true>();
-    else go.template operator()<false>();
+    using lhs_accesses = meta::list<typename Def::lhs_type>;
+    if constexpr (all_unit_stride_along<lane>(static_cast<lhs_accesses*>(nullptr)) &&
+                  all_unit_stride_along<lane>(static_cast<typename Def::rhs_type::accesses*>(nullptr))) {
+      // Contiguous by type: every access along the lanes walks a row-major row (layout_right),
+      // so the nest is compiled once, without gathers.
+      go.template operator()<true>();
+    } else {
+      // Otherwise one branch per run: are all accesses along the lanes unit-stride?
+      bool contiguous = true;
+      auto check = [&](const auto& a) {
+        using A = std::remove_cvref_t<decltype(a)>;
+        if constexpr (meta::contains<typename A::vars, lane>) contiguous = contiguous && a.template stride_of<lane>() == 1;
+      };
+      check(d.lhs);
+      d.rhs.for_each_access(check);
+      if (contiguous) go.template operator()<true>();
+      else go.template operator()<false>();
+    }
   } else {
     go.template operator()<false>();
   }
@@ -194,7 +208,7 @@ void execute_chunked(const Def& def, const State& s) {
 
   const auto& red = lower::scheduled_reduction(def.rhs);
   using Red = std::remove_cvref_t<decltype(red)>;
-  using PView = TensorView<T, rank>;
+  using PView = TensorView<T, rank, dims<rank>, layout_right>;  // the partials are dense rows
   auto chunk_def = [&]<class... P>(meta::list<P...>*, index_t c) {
     shape_t<rank> e{};
     for (std::size_t d = 0; d < rank; ++d) e[d] = def.lhs.view.extent(d);
@@ -268,7 +282,9 @@ void run_bound(const Def& def, bool reads_output, Body&& body) {
   bool aliased = false;
   def.rhs.for_each_access([&](const auto& a) { aliased = aliased || overlaps(def.lhs, a); });
   Def d = def;
-  auto bind_and_run = [&] {
+  // Not inlined: it has two call sites, and the nest (or engine call) it runs should be compiled
+  // once, not twice (one call per run costs nothing).
+  auto bind_and_run = [&]() LOOM_LAMBDA_NOINLINE {
     d.lhs.bind();
     d.rhs.for_each_access([](auto& a) { a.bind(); });
     body(d);

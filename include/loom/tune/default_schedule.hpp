@@ -10,37 +10,6 @@
 namespace loom {
 
 namespace detail {
-template <class N>
-struct accesses_of {
-  using type = meta::list<>;
-};
-template <class V, class... I>
-struct accesses_of<access<V, I...>> {
-  using type = meta::list<access<V, I...>>;
-};
-template <class Op, class A>
-struct accesses_of<unary<Op, A>> : accesses_of<A> {};
-template <class To, class A>
-struct accesses_of<cast_node<To, A>> : accesses_of<A> {};
-template <class Op, class A, class B>
-struct accesses_of<binary<Op, A, B>> {
-  using type = meta::concat<typename accesses_of<A>::type, typename accesses_of<B>::type>;
-};
-template <class Op, class A, class B>
-struct accesses_of<compare<Op, A, B>> {
-  using type = meta::concat<typename accesses_of<A>::type, typename accesses_of<B>::type>;
-};
-template <class C, class A, class B>
-struct accesses_of<select_node<C, A, B>> {
-  using type = meta::concat<typename accesses_of<C>::type, typename accesses_of<A>::type, typename accesses_of<B>::type>;
-};
-template <class A, class B, class C>
-struct accesses_of<fma_node<A, B, C>> {
-  using type = meta::concat<typename accesses_of<A>::type, typename accesses_of<B>::type, typename accesses_of<C>::type>;
-};
-template <class Op, class RV, class E>
-struct accesses_of<reduce_node<Op, RV, E>> : accesses_of<E> {};
-
 /// The index of an access's last (row-major unit-stride) dimension, if it is a lone variable.
 template <class A>
 struct last_index {
@@ -74,7 +43,7 @@ template <class Def>
 struct default_schedule {
   using pure = typename Def::pure_vars;
   using rv = typename Def::scheduled_rvars;
-  using inputs = typename accesses_of<typename Def::rhs_type>::type;
+  using inputs = typename Def::rhs_type::accesses;
   using p_last = typename last_of<pure>::type;
   using r_last = typename last_of<rv>::type;
   static constexpr bool has_pure = pure::size > 0;
