@@ -253,8 +253,9 @@ void gemm_notation(operands<T>& o) {
 template <class T, idx S>
 void gemm_static(operands<T>& o) {
   using E = loom::extents<S, S>;
-  loom::TensorView<T, 2, E> A(o.a.get(), E{}, loom::tensor_name("A")), B(o.b.get(), E{}, loom::tensor_name("B")),
-      C(o.c.get(), E{}, loom::tensor_name("C"));
+  // Row-major rows (layout_right): the unit column strides are part of the type.
+  using V = loom::TensorView<T, 2, E, loom::layout_right>;
+  V A(o.a.get(), E{}, "A"), B(o.b.get(), E{}, "B"), C(o.c.get(), E{}, "C");
   loom::gemm(C, A, B);
 }
 #endif

@@ -56,14 +56,20 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
   static constexpr std::size_t rank = Rank;
 
   TensorView() = default;
-  TensorView(T* data, const Ext& ext, const strides_t<Rank>& str, tensor_name name = tensor_name("view"))
+  // Names are taken as a string_view and written in place: building a tensor_name first and
+  // copying it (32 bytes, wide loads right after byte stores) stalls on store forwarding, which a
+  // 16x16 GEMM that makes its views per call pays for every view.
+  TensorView(T* data, const Ext& ext, const strides_t<Rank>& str, std::string_view name = "view")
       : data_(data), ext_(ext), stride_(str), name_(name) {
-    if constexpr (unit_last) {
-      if (str[Rank - 1] != 1)
-        throw shape_error(detail::cat("loom: a layout_right view of '", name_.str(), "' needs stride 1 in its last dimension, not ", str[Rank - 1]));
-    }
+    check_layout();
   }
-  TensorView(T* data, const Ext& ext, tensor_name name = tensor_name("view"))
+  TensorView(T* data, const Ext& ext, std::string_view name = "view")
+      : TensorView(data, ext, row_major_strides<Rank>(ext.values()), name) {}
+  TensorView(T* data, const Ext& ext, const strides_t<Rank>& str, const tensor_name& name)
+      : data_(data), ext_(ext), stride_(str), name_(name) {
+    check_layout();
+  }
+  TensorView(T* data, const Ext& ext, const tensor_name& name)
       : TensorView(data, ext, row_major_strides<Rank>(ext.values()), name) {}
 
   /// Implicit where nothing is lost: to const elements, to all-dynamic extents, from
@@ -151,17 +157,25 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
   Ext ext_{};
   strides_t<Rank> stride_{};
   tensor_name name_{std::string_view("view")};
+
+  void check_layout() const {
+    if constexpr (unit_last) {
+      if (stride_[Rank - 1] != 1)
+        throw shape_error(detail::cat("loom: a layout_right view of '", name_.str(), "' needs stride 1 in its last dimension, not ",
+                                      stride_[Rank - 1]));
+    }
+  }
 };
 
 /// A non-owning view of user memory: loom::view(ptr, shape(M, N)) (row-major, layout_right) or
 /// loom::view(ptr, shape(M, N), strides(1, M)) (column-major), any strides in elements.
 template <class T, std::size_t R>
 TensorView<T, R> view(T* data, const shape_t<R>& e, const strides_t<R>& s, std::string_view name = "view") {
-  return TensorView<T, R>(data, dims<R>(e), s, tensor_name(name));
+  return TensorView<T, R>(data, dims<R>(e), s, name);
 }
 template <class T, std::size_t R>
 TensorView<T, R, dims<R>, layout_right> view(T* data, const shape_t<R>& e, std::string_view name = "view") {
-  return TensorView<T, R, dims<R>, layout_right>(data, dims<R>(e), tensor_name(name));
+  return TensorView<T, R, dims<R>, layout_right>(data, dims<R>(e), name);
 }
 
 namespace detail {

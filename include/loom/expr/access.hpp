@@ -59,20 +59,6 @@ struct access : expr_node {
     return definition<access, decltype(r), assign_add>(*this, r);
   }
 
-  /// Unit-stride along the lane variable L whatever the run-time strides: a layout_right view
-  /// whose last index has coefficient 1 for L by type (`i`, `i + 1`, `i - r`) and whose other
-  /// indices do not involve L.
-  template <class L>
-  static constexpr bool unit_stride_along = [] {
-    using idx = meta::list<Idx...>;
-    if constexpr (rank == 0 || !std::is_same_v<typename View::layout_type, layout_right>) {
-      return false;
-    } else {
-      return static_coef<meta::at<idx, rank - 1>, L> == 1 && []<std::size_t... D>(std::index_sequence<D...>) {
-        return (!meta::contains<typename meta::at<idx, D>::vars, L> && ...);
-      }(std::make_index_sequence<rank - 1>{});
-    }
-  }();
 
   // ---- binding ----
   void bind() {
@@ -101,10 +87,33 @@ struct access : expr_node {
   }
 
   // ---- evaluation ----
+  /// The stride of variable V when the type fixes it (a layout_right view indexed by V only in
+  /// its last dimension, with a coefficient known by type), else unknown_coef.
+  template <class V>
+  static constexpr index_t static_stride_of = [] {
+    using idx = meta::list<Idx...>;
+    if constexpr (rank == 0 || !std::is_same_v<typename View::layout_type, layout_right>) {
+      return unknown_coef;
+    } else {
+      const bool only_last = []<std::size_t... D>(std::index_sequence<D...>) {
+        return (!meta::contains<typename meta::at<idx, D>::vars, V> && ...);
+      }(std::make_index_sequence<rank - 1>{});
+      return only_last ? static_coef<meta::at<idx, rank - 1>, V> : unknown_coef;
+    }
+  }();
+
+  /// Unit-stride along the lane variable L whatever the run-time strides: a layout_right view
+  /// whose last index has coefficient 1 for L by type (`i`, `i + 1`, `i - r`) and whose other
+  /// indices do not involve L.
+  template <class L>
+  static constexpr bool unit_stride_along = static_stride_of<L> == 1;
+
   template <class C>
   LOOM_INLINE index_t offset(const C& c) const {
+    // Strides the type fixes are constants here: a walk along a row needs no multiply.
     return [&]<class... V>(meta::list<V...>*) {
-      return index_t{((var_stride[meta::index_of<vars, V>] * c.template coord<V>()) + ... + 0)};
+      return index_t{(((static_stride_of<V> != unknown_coef ? static_stride_of<V> : var_stride[meta::index_of<vars, V>]) *
+                       c.template coord<V>()) + ... + 0)};
     }(static_cast<vars*>(nullptr));
   }
   template <class C>
