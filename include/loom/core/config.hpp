@@ -33,11 +33,4 @@ using index_t = std::int64_t;
 #define LOOM_LAMBDA_INLINE
 #endif
 
-/// After a lambda's parameter list: a body with several call sites that must be compiled once.
-#if defined(__GNUC__) || defined(__clang__)
-#define LOOM_LAMBDA_NOINLINE __attribute__((noinline))
-#else
-#define LOOM_LAMBDA_NOINLINE
-#endif
-
 #define LOOM_PRAGMA(x) _Pragma(#x)

@@ -61,16 +61,16 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
   // 16x16 GEMM that makes its views per call pays for every view.
   TensorView(T* data, const Ext& ext, const strides_t<Rank>& str, std::string_view name = "view")
       : data_(data), ext_(ext), stride_(str), name_(name) {
-    check_layout();
+    if constexpr (unit_last) {
+      if (str[Rank - 1] != 1)
+        throw shape_error(detail::cat("loom: a layout_right view of '", name, "' needs stride 1 in its last dimension, not ", str[Rank - 1]));
+    }
   }
   TensorView(T* data, const Ext& ext, std::string_view name = "view")
       : TensorView(data, ext, row_major_strides<Rank>(ext.values()), name) {}
   TensorView(T* data, const Ext& ext, const strides_t<Rank>& str, const tensor_name& name)
-      : data_(data), ext_(ext), stride_(str), name_(name) {
-    check_layout();
-  }
-  TensorView(T* data, const Ext& ext, const tensor_name& name)
-      : TensorView(data, ext, row_major_strides<Rank>(ext.values()), name) {}
+      : TensorView(data, ext, str, name.view()) {}
+  TensorView(T* data, const Ext& ext, const tensor_name& name) : TensorView(data, ext, name.view()) {}
 
   /// Implicit where nothing is lost: to const elements, to all-dynamic extents, from
   /// layout_right to layout_stride.
@@ -79,7 +79,7 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
              std::is_convertible_v<U (*)[], T (*)[]> && (std::is_same_v<E2, Ext> || std::is_same_v<Ext, dims<Rank>>) &&
              (std::is_same_v<L2, Layout> || std::is_same_v<Layout, layout_stride>))
   TensorView(const TensorView<U, Rank, E2, L2>& o)
-      : data_(o.data()), ext_(Ext(o.extents().values())), stride_(o.strides()), name_(o.name_tag()) {}
+      : data_(o.data()), ext_(convert_extents(o.extents())), stride_(o.strides()), name_(o.name_tag()) {}
 
   T* data() const { return data_; }
   index_t extent(std::size_t d) const { return ext_.extent(d); }
@@ -158,12 +158,11 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
   strides_t<Rank> stride_{};
   tensor_name name_{std::string_view("view")};
 
-  void check_layout() const {
-    if constexpr (unit_last) {
-      if (stride_[Rank - 1] != 1)
-        throw shape_error(detail::cat("loom: a layout_right view of '", name_.str(), "' needs stride 1 in its last dimension, not ",
-                                      stride_[Rank - 1]));
-    }
+  /// Same extents type: a copy (already validated); to all-dynamic: the values.
+  template <class E2>
+  static Ext convert_extents(const E2& e) {
+    if constexpr (std::is_same_v<E2, Ext>) return e;
+    else return Ext(e.values());
   }
 };
 

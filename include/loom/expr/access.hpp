@@ -59,7 +59,6 @@ struct access : expr_node {
     return definition<access, decltype(r), assign_add>(*this, r);
   }
 
-
   // ---- binding ----
   void bind() {
     index_t off = 0;

@@ -146,9 +146,8 @@ void execute_bound(const Def& d, State& s, index_t points) {
   };
   if constexpr (Plan::vectorized) {
     using lane = typename Plan::lane;
-    using lhs_accesses = meta::list<typename Def::lhs_type>;
-    if constexpr (all_unit_stride_along<lane>(static_cast<lhs_accesses*>(nullptr)) &&
-                  all_unit_stride_along<lane>(static_cast<typename Def::rhs_type::accesses*>(nullptr))) {
+    using accesses = meta::concat<meta::list<typename Def::lhs_type>, typename Def::rhs_type::accesses>;
+    if constexpr (all_unit_stride_along<lane>(static_cast<accesses*>(nullptr))) {
       // Contiguous by type: every access along the lanes walks a row-major row (layout_right),
       // so the nest is compiled once, without gathers.
       go.template operator()<true>();
@@ -282,9 +281,7 @@ void run_bound(const Def& def, bool reads_output, Body&& body) {
   bool aliased = false;
   def.rhs.for_each_access([&](const auto& a) { aliased = aliased || overlaps(def.lhs, a); });
   Def d = def;
-  // Not inlined: it has two call sites, and the nest (or engine call) it runs should be compiled
-  // once, not twice (one call per run costs nothing).
-  auto bind_and_run = [&]() LOOM_LAMBDA_NOINLINE {
+  auto bind_and_run = [&] {
     d.lhs.bind();
     d.rhs.for_each_access([](auto& a) { a.bind(); });
     body(d);

@@ -46,7 +46,7 @@ template <class B, class T, class Epi>
 LOOM_INLINE void finish_vector(B acc, const tile_ref<T>& c, index_t r, index_t j, index_t lanes, T alpha, T beta,
                                const Epi* epi, index_t i_glob, index_t j_glob) {
   T* dst = c.p + r * c.rs + j * c.cs;
-  B v = alpha == T(1) ? acc : acc * B(alpha);  // (the usual alpha: a 16^3 product is 256 FMAs; 16 multiplies show)
+  B v = acc * B(alpha);
   if (beta != T(0)) {
     B old;
     if (c.cs == 1) old = lanes == index_t(B::size) ? B::load_unaligned(dst) : simd::load_first<B>(dst, lanes);
