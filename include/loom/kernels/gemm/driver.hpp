@@ -53,7 +53,7 @@ T* scratch(std::size_t n) {
   }
   return b.p.get();
 }
-inline constexpr int scratch_a = 0, scratch_b = 1;
+inline constexpr int scratch_a = 0, scratch_b = 1, scratch_b_sliver = 2;
 
 /// [lo, hi) of n items for part q of p (the first n % p parts get one more).
 struct range {
@@ -89,24 +89,44 @@ inline thread_grid choose_grid(index_t threads, index_t mp, index_t np) {
 struct fast_kernel {};
 struct plain_kernel {};
 
-template <class P, class Kernel, class Epi>
-LOOM_INLINE void call_kernel(index_t kc, const typename P::value_type* ap, const typename P::value_type* bp, index_t ldb,
+template <class P, class Kernel, class ASliver, class Epi>
+LOOM_INLINE void call_kernel(index_t kc, const ASliver& a, const typename P::value_type* bp,
+                             const prefetch_rows<typename P::value_type>& next,
                              const tile_ref<typename P::value_type>& c, index_t m, index_t n,
                              typename P::value_type alpha, typename P::value_type beta, const Epi& epi, bool last,
                              index_t i0, index_t j0) {
   if constexpr (std::is_same_v<Kernel, plain_kernel>)
-    reference_kernel<P>(kc, ap, bp, ldb, c, m, n, alpha, beta, epi, last, i0, j0);
-  else
-    micro_kernel<P>(kc, ap, bp, ldb, c, m, n, alpha, beta, epi, last, i0, j0);
+    reference_kernel<P>(kc, a, bp, next, c, m, n, alpha, beta, epi, last, i0, j0);
+  else if (!is_packed_a<ASliver> || m > P::edge_rows)
+    micro_kernel<P, P::MR>(kc, a, bp, next, c, m, n, alpha, beta, epi, last, i0, j0);
+  else  // a last sliver of few rows: no FMAs on more than MR - edge_rows rows of padding
+    micro_kernel<P, P::edge_rows>(kc, a, bp, next, c, m, n, alpha, beta, epi, last, i0, j0);
 }
 
-/// Whether B's slivers are read in place instead of packed. Packing B copies K x N elements once
-/// per call; each is then used by M / MR micro-kernel calls. With few of them (M <= 12 MR) the
-/// copy costs a large share of the product (64 x 4096 x 1024: ~20 %), while a row-major B already
-/// has each k step of a sliver contiguous: then the kernel reads it where it is.
+/// Whether a thread reads the slivers of A in place (row-major A) instead of packing them, given
+/// how many slivers of B each meets. Packing reads and writes each element once (about a cycle
+/// each); with N = 64 (two slivers) that was ~20 % of a 3136 x 64 x 576 product. A sliver read in
+/// place is MR row streams, which the hardware prefetchers follow, at the price of more cache
+/// lines live at once: up to four uses it still wins (3136 x 128 x 576: 97 against 87 GFLOP/s on
+/// Zen 4) unless the rows are a multiple of 4 KiB apart. Then all MR of them fall in one L1 set
+/// (8 ways) and evict each other (1024 x 128 x 1024: 83 against 91), which only two uses repay.
+template <class T>
+bool a_in_place(const matrix_ref<T>& a, index_t uses) {
+  if (a.cs != 1) return false;
+  const bool same_l1_set = (a.rs * index_t(sizeof(T))) % 4096 == 0;
+  return uses <= (same_l1_set ? 2 : 4);
+}
+
+/// Whether each thread packs the B slivers it uses one at a time, just before their micro-tiles,
+/// instead of the team packing the whole KC x NC panel first. With few rows of A (M <= 12 MR)
+/// each sliver feeds only a few micro-kernel calls: a shared panel (8 MiB at KC x NC) would be
+/// written out to L3 and read back once or twice, while a sliver packed on the spot (KC x NR,
+/// 64 KiB) is still in L1/L2 when the kernel reads it. (Reading a row-major B in place instead
+/// avoids even that copy, but a row stride of a large power of two maps all KC rows of a sliver
+/// to a few cache sets: at N = 4096 every k step missed L2.)
 template <class P>
-bool b_in_place(const problem<typename P::value_type>& pb) {
-  return pb.b.cs == 1 && pb.M <= 12 * P::MR;
+bool b_per_sliver(const problem<typename P::value_type>& pb) {
+  return pb.M <= 12 * P::MR;
 }
 
 /// The loops of one thread over its rectangle of C.
@@ -125,7 +145,8 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   const range rows = split_range(mp, g.tm, tid / g.tn);
   const index_t m_lo = rows.lo * MR, m_hi = std::min(pb.M, rows.hi * MR);
   T* ap = scratch<T, scratch_a>(std::size_t(MC * KC));
-  const bool in_place = b_in_place<P>(pb);
+  const bool per_sliver = b_per_sliver<P>(pb);
+  T* bs = per_sliver ? scratch<T, scratch_b_sliver>(std::size_t(KC * NR)) : nullptr;
   // K in equal blocks of at most KC: 576 = 288 + 288, not 512 + 64 (a short last block pays a
   // whole pass over C and a repack of A for a few FMAs per element).
   const index_t k_blocks = std::max<index_t>(1, (pb.K + KC - 1) / KC);
@@ -139,31 +160,42 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
     // K = 0 still runs one pass (kc = 0): C = epilogue(beta * C).
     for (index_t pc = 0; pc < std::max<index_t>(pb.K, 1); pc += kstep) {
       const index_t kc = std::min(KC, std::min(kstep, pb.K - pc));  // (KC first: the compiler keeps the bound)
-      const range mine = split_range(np, team, tid);
-      // Packed: every sliver. In place: only a last sliver narrower than NR (zero-padded).
-      const index_t first = !in_place ? mine.lo : nc % NR ? std::max(mine.lo, np - 1) : mine.hi;
-      if (first < mine.hi) pack_b_slivers<NR>(bp, b.at(pc, 0), kc, nc, first, mine.hi);
-      if (team > 1) {
+      if (!per_sliver) {
+        const range mine = split_range(np, team, tid);
+        pack_b_slivers<NR>(bp + mine.lo * NR * kc, b.at(pc, 0), kc, nc, mine.lo, mine.hi);
+        if (team > 1) {
 #pragma omp barrier
+        }
       }
       const T beta = pc == 0 ? pb.beta : T(1);
       const bool last = pc + kstep >= pb.K;
       for (index_t ic = m_lo; ic < m_hi; ic += MC) {
         const index_t mc = std::min(MC, m_hi - ic);
-        pack_a<MR>(ap, pb.a.at(ic, pc), mc, kc);
+        // In place: only a last sliver shorter than MR is packed (zero-padded), at ap.
+        const index_t full = a_in_place(pb.a, cols.hi - cols.lo) ? mc / MR : 0;
+        if (full * MR < mc) pack_a<MR>(ap, pb.a.at(ic + full * MR, pc), mc - full * MR, kc);
         for (index_t q = cols.lo; q < cols.hi; ++q) {
           const index_t j0 = jc + q * NR, n = std::min(NR, pb.N - j0);
-          const bool packed = !in_place || n < NR;
-          const T* bq = packed ? bp + q * NR * kc : b.at(pc, q * NR).p;
-          const index_t ldb = packed ? NR : b.rs;
+          if (per_sliver) pack_b_slivers<NR>(bs, b.at(pc, 0), kc, nc, q, q + 1);
+          const T* bq = per_sliver ? bs : bp + q * NR * kc;
+          // Per sliver: the first micro-tile asks for the next sliver's rows of B, so that packing
+          // it finds them in cache (B's rows can be a page apart: no hardware prefetcher follows).
+          const prefetch_rows<T> next_b =
+              per_sliver && q + 1 < cols.hi ? prefetch_rows<T>{b.at(pc, (q + 1) * NR).p, b.rs} : prefetch_rows<T>{};
           for (index_t s = 0; s * MR < mc; ++s) {
             const index_t i0 = ic + s * MR, m = std::min(MR, mc - s * MR);
             const tile_ref<T> c{pb.c.p + i0 * pb.c.rs + j0 * pb.c.cs, pb.c.rs, pb.c.cs};
-            call_kernel<P, Kernel>(kc, ap + s * MR * kc, bq, ldb, c, m, n, pb.alpha, beta, epi, last, i0, j0);
+            const prefetch_rows<T> next = s == 0 ? next_b : prefetch_rows<T>{};
+            if (s < full)
+              call_kernel<P, Kernel>(kc, rows_of_a<T>{pb.a.at(i0, pc).p, pb.a.rs}, bq, next, c, m, n, pb.alpha, beta,
+                                     epi, last, i0, j0);
+            else
+              call_kernel<P, Kernel>(kc, packed_a<T, MR>{ap + (s - full) * MR * kc}, bq, next, c, m, n, pb.alpha,
+                                     beta, epi, last, i0, j0);
           }
         }
       }
-      if (team > 1) {
+      if (team > 1 && !per_sliver) {
 #pragma omp barrier
       }
     }
@@ -177,7 +209,7 @@ void run_gemm(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
   using T = typename P::value_type;
   if (pb.M == 0 || pb.N == 0) return;
   const index_t nb = std::min(P::NC, pb.N);
-  T* bp = scratch<T, scratch_b>(std::size_t(P::KC * ((nb + P::NR - 1) / P::NR) * P::NR));
+  T* bp = b_per_sliver<P>(pb) ? nullptr : scratch<T, scratch_b>(std::size_t(P::KC * ((nb + P::NR - 1) / P::NR) * P::NR));
   index_t threads = 1;
 #if defined(_OPENMP)
   // Below ~2 MFLOP a fork/join costs more than it saves.

@@ -3,14 +3,16 @@
 //
 // Contract (what every kernel here computes; see docs/gemm.md for the diagrams)
 //
-//   micro_kernel<P>(kc, ap, bp, ldb, c, m, n, alpha, beta, epilogue, last, i0, j0)
+//   micro_kernel<P, Rows>(kc, a, bp, next, c, m, n, alpha, beta, epilogue, last, i0, j0)
 //
-//   ap   packed A sliver, MR x kc: ap[k * MR + r] = A(r, k)       (64-byte aligned, rows >= m are 0)
-//   bp   B sliver, kc x NR: bp[k * ldb + c] = B(k, c); packed (ldb = NR, 64-byte aligned, cols >= n
-//        are 0) or, for a whole sliver of a row-major B, B itself read in place (ldb = its row
-//        stride): all NR columns must be readable
+//   Rows accumulator rows (<= MR); m <= Rows
+//   a    the A sliver, a.at(r, k) = A(r, k) for r < Rows: packed_a (ap[k * MR + r], 64-byte
+//        aligned, rows >= m are 0) or rows_of_a (a row-major A in place, all Rows rows readable)
+//   bp   packed B sliver, kc x NR: bp[k * NR + c] = B(k, c)       (64-byte aligned, cols >= n are 0)
+//   next rows the caller will read soon (next.p null: none): row k, NR elements at next.p + k *
+//        next.rs, is prefetched during k step k; only a hint, never dereferenced
 //   c    the C tile: c.p[r * c.rs + j * c.cs], only r < m, j < n are touched
-//   math AB = sum_k ap(:, k) bp(k, :)  in MR x NRV vector registers, then for r < m, j < n:
+//   math AB = sum_k a(:, k) bp(k, :)  in Rows x NRV vector registers, then for r < m, j < n:
 //          v = alpha * AB(r, j) + beta * C(r, j)     C is NOT read when beta == 0 (it may hold
 //                                                    NaN or garbage, as in BLAS)
 //          C(r, j) = epilogue(v, i0 + r, j0 + j)     only when `last` (else C(r, j) = v); the
@@ -41,6 +43,32 @@ struct tile_ref {
   index_t rs, cs;
 };
 
+/// Where a micro-kernel reads its sliver of A: packed by pack_a (MR values per k step, together)
+/// or a row-major A where it is (row r at p + r * rs, unit stride along k) when packing would
+/// cost more than it saves (the sliver meets only one or two slivers of B).
+template <class T, index_t MR>
+struct packed_a {
+  const T* p;
+  LOOM_INLINE const T& at(index_t r, index_t k) const { return p[k * MR + r]; }
+};
+template <class T>
+struct rows_of_a {
+  const T* p;
+  index_t rs;
+  LOOM_INLINE const T& at(index_t r, index_t k) const { return p[r * rs + k]; }
+};
+template <class A>
+inline constexpr bool is_packed_a = false;
+template <class T, index_t MR>
+inline constexpr bool is_packed_a<packed_a<T, MR>> = true;
+
+/// Rows of NR elements to prefetch, one per k step: row k at p + k * rs (p null: none).
+template <class T>
+struct prefetch_rows {
+  const T* p = nullptr;
+  index_t rs = 0;
+};
+
 /// Loads v = C(r, j0 : j0 + lanes), combines, applies the epilogue (unless epi is null) and stores.
 template <class B, class T, class Epi>
 LOOM_INLINE void finish_vector(B acc, const tile_ref<T>& c, index_t r, index_t j, index_t lanes, T alpha, T beta,
@@ -64,17 +92,19 @@ LOOM_INLINE void finish_vector(B acc, const tile_ref<T>& c, index_t r, index_t j
   }
 }
 
-/// The register-blocked kernel: MR x NRV vectors of accumulators, one broadcast of A and NRV
-/// loads of B per k step, all loops over the tile unrolled at compile time.
-template <class P, class Epi>
-void micro_kernel(index_t kc, const typename P::value_type* __restrict ap, const typename P::value_type* __restrict bp,
-                  index_t ldb, const tile_ref<typename P::value_type>& c, index_t m, index_t n, typename P::value_type alpha,
+/// The register-blocked kernel: Rows x NRV vectors of accumulators (Rows <= MR: the first rows of
+/// the packed sliver), one broadcast of A and NRV loads of B per k step, all loops over the tile
+/// unrolled at compile time.
+template <class P, index_t Rows, class ASliver, class Epi>
+void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_type* __restrict bp,
+                  const prefetch_rows<typename P::value_type>& next, const tile_ref<typename P::value_type>& c, index_t m, index_t n, typename P::value_type alpha,
                   typename P::value_type beta, const Epi& epi, bool last, index_t i0, index_t j0) {
   using T = typename P::value_type;
   using B = simd::batch<T, std::size_t(P::W)>;
   constexpr index_t MR = P::MR, NRV = P::NRV, NR = P::NR, W = P::W;
-  using tile = std::array<B, std::size_t(MR * NRV)>;
-  using rows = std::make_integer_sequence<index_t, MR>;
+  static_assert(Rows >= 1 && Rows <= MR);
+  using tile = std::array<B, std::size_t(Rows * NRV)>;
+  using rows = std::make_integer_sequence<index_t, Rows>;
   using vecs = std::make_integer_sequence<index_t, NRV>;
 
   // Ask for the C tile now: it is read (beta != 0) and written only after the k loop, when a miss
@@ -90,16 +120,16 @@ void micro_kernel(index_t kc, const typename P::value_type* __restrict ap, const
   tile acc;
   [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
     ((acc[Q] = B(T(0))), ...);
-  }(std::make_integer_sequence<index_t, MR * NRV>{});
+  }(std::make_integer_sequence<index_t, Rows * NRV>{});
 
   auto step = [&](index_t k) LOOM_LAMBDA_INLINE {
     std::array<B, std::size_t(NRV)> b;
     [&]<index_t... V>(std::integer_sequence<index_t, V...>) LOOM_LAMBDA_INLINE {
-      ((b[V] = B::load_unaligned(bp + k * ldb + V * W)), ...);
+      ((b[V] = B::load_aligned(bp + k * NR + V * W)), ...);
     }(vecs{});
     auto row = [&](auto r) LOOM_LAMBDA_INLINE {
       constexpr index_t R = decltype(r)::value;
-      const B a(ap[k * MR + R]);
+      const B a(a_sliver.at(R, k));
       [&]<index_t... V>(std::integer_sequence<index_t, V...>) LOOM_LAMBDA_INLINE {
         ((acc[R * NRV + V] = simd::fma(a, b[V], acc[R * NRV + V])), ...);
       }(vecs{});
@@ -108,23 +138,37 @@ void micro_kernel(index_t kc, const typename P::value_type* __restrict ap, const
       (row(std::integral_constant<index_t, R>{}), ...);
     }(rows{});
   };
-  index_t k = 0;
   // One k step per iteration, not unrolled: when g++ 12 unrolls this loop it hoists the next
   // step's loads of B above this step's FMAs, needs more than the 32 registers and spills
   // accumulators to the stack. The loop's own cost is 3 instructions beside MR * NRV FMAs.
+  if (next.p) {
+    // A row of NR elements spans at most this many cache lines (+1 when it is not aligned).
+    constexpr index_t lines = (NR * index_t(sizeof(T)) + 63) / 64 + 1;
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC unroll 1
 #endif
-  for (; k < kc; ++k) step(k);
+    for (index_t k = 0; k < kc; ++k) {
+      step(k);
+      const char* row = reinterpret_cast<const char*>(next.p + k * next.rs);
+      [&]<index_t... L>(std::integer_sequence<index_t, L...>) LOOM_LAMBDA_INLINE {
+        (__builtin_prefetch(row + std::min(L * 64, NR * index_t(sizeof(T)) - 1), 0, 3), ...);
+      }(std::make_integer_sequence<index_t, lines>{});
+    }
+  } else {
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 1
+#endif
+    for (index_t k = 0; k < kc; ++k) step(k);
+  }
 
   // Write the m x n part of the tile. The accumulators pass through a buffer so that this stays
   // one loop: written out for MR x NRV vectors (with the epilogue inlined into each) it was most
   // of the code a GEMM instantiation compiles, for MR * NRV stores and loads beside kc * MR * NRV
   // FMAs (< 0.5 % at kc = 512).
-  alignas(64) std::array<T, std::size_t(MR * NR)> ab;
+  alignas(64) std::array<T, std::size_t(Rows * NR)> ab;
   [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
     (acc[Q].store_aligned(ab.data() + Q * W), ...);
-  }(std::make_integer_sequence<index_t, MR * NRV>{});
+  }(std::make_integer_sequence<index_t, Rows * NRV>{});
   for (index_t r = 0; r < m; ++r)
     for (index_t v = 0; v < NRV && v * W < n; ++v)
       finish_vector(B::load_aligned(ab.data() + (r * NRV + v) * W), c, r, v * W, std::min(W, n - v * W), alpha, beta,
@@ -132,8 +176,9 @@ void micro_kernel(index_t kc, const typename P::value_type* __restrict ap, const
 }
 
 /// The reference kernel: the same contract in plain scalar loops (for tests and for reading).
-template <class P, class Epi>
-void reference_kernel(index_t kc, const typename P::value_type* ap, const typename P::value_type* bp, index_t ldb,
+template <class P, class ASliver, class Epi>
+void reference_kernel(index_t kc, const ASliver ap, const typename P::value_type* bp,
+                      const prefetch_rows<typename P::value_type>&,
                       const tile_ref<typename P::value_type>& c, index_t m, index_t n, typename P::value_type alpha,
                       typename P::value_type beta, const Epi& epi, bool last, index_t i0, index_t j0) {
   using T = typename P::value_type;
@@ -141,7 +186,7 @@ void reference_kernel(index_t kc, const typename P::value_type* ap, const typena
   for (index_t r = 0; r < m; ++r) {
     for (index_t j = 0; j < n; ++j) {
       T ab = T(0);
-      for (index_t k = 0; k < kc; ++k) ab += ap[k * P::MR + r] * bp[k * ldb + j];
+      for (index_t k = 0; k < kc; ++k) ab += ap.at(r, k) * bp[k * P::NR + j];
       T& dst = c.p[r * c.rs + j * c.cs];
       T v = alpha * ab;
       if (beta != T(0)) v += beta * dst;

@@ -50,10 +50,10 @@ void pack_a(T* __restrict ap, matrix_ref<T> a, index_t mc, index_t kc) {
   }
 }
 
-/// Packs B(0:kc, 0:nc) into NR-column slivers.
+/// Packs slivers [first_sliver, end_sliver) of B(0:kc, 0:nc), NR columns each, one after another
+/// from bp on.
 template <index_t NR, class T>
 void pack_b_slivers(T* __restrict bp, matrix_ref<T> b, index_t kc, index_t nc, index_t first_sliver, index_t end_sliver) {
-  bp += first_sliver * NR * kc;
   for (index_t s = first_sliver; s < end_sliver; ++s, bp += NR * kc) {
     const index_t j0 = s * NR;
     const index_t cols = std::min(NR, nc - j0);

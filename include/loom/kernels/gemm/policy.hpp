@@ -33,6 +33,9 @@ struct gemm_policy {
   static constexpr index_t KC = KC_;
   static constexpr index_t MC = MC_;
   static constexpr index_t NC = NC_;
+  /// Rows of the second micro-kernel, for the last sliver of A when it has at most this many rows
+  /// (M = 64 with MR = 14: 4 x 14 + 8, and the 8 rows cost 16 FMAs per k step, not 28).
+  static constexpr index_t edge_rows = MR_ / 2 + 1 < MR_ ? MR_ / 2 + 1 : MR_;
 
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "loom::gemm_policy: the GEMM engine computes float or double");
