@@ -33,4 +33,11 @@ using index_t = std::int64_t;
 #define LOOM_LAMBDA_INLINE
 #endif
 
+/// A rare path kept out of line and optimized for size (less work for the compiler, too).
+#if defined(__GNUC__) || defined(__clang__)
+#define LOOM_COLD __attribute__((cold, noinline))
+#else
+#define LOOM_COLD
+#endif
+
 #define LOOM_PRAGMA(x) _Pragma(#x)

@@ -272,6 +272,18 @@ void execute(const Def& def) {
   }
 }
 
+/// The aliased case of run_bound, out of line and cold: it is rare, and out of the caller's
+/// optimization it costs the compiler less.
+template <class Def, class Body>
+LOOM_COLD void run_through_temporary(const Def& def, bool reads_output, Body& bind_and_run) {
+  using OutView = typename Def::lhs_type::view_type;
+  Tensor<typename Def::value_type, OutView::rank, typename OutView::extents_type> tmp(def.lhs.view.extents().values(),
+                                                                                     def.lhs.view.name());
+  if (reads_output) copy_view(tmp.view(), def.lhs.view);
+  bind_and_run(tmp.view());
+  copy_view(def.lhs.view, tmp.view());
+}
+
 /// Runs `body(d)` on a copy d of def whose accesses are bound. When the output overlaps an input,
 /// d writes a temporary (holding the output's values first when `reads_output`) that is copied
 /// back afterwards, so every read sees the inputs as they were before the call (also a shifted
@@ -280,23 +292,19 @@ template <class Def, class Body>
 void run_bound(const Def& def, bool reads_output, Body&& body) {
   bool aliased = false;
   def.rhs.for_each_access([&](const auto& a) { aliased = aliased || overlaps(def.lhs, a); });
-  Def d = def;
-  auto bind_and_run = [&] {
+  // Takes the output view as its own type (a temporary's layout_right view converts), so the body
+  // is compiled once.
+  auto bind_and_run = [&](const typename Def::lhs_type::view_type& out) {
+    Def d = def;
+    d.lhs.view = out;
     d.lhs.bind();
     d.rhs.for_each_access([](auto& a) { a.bind(); });
     body(d);
   };
-  if (!aliased) {
-    bind_and_run();
-    return;
-  }
-  using OutView = typename Def::lhs_type::view_type;
-  Tensor<typename Def::value_type, OutView::rank, typename OutView::extents_type> tmp(def.lhs.view.extents().values(),
-                                                                                     def.lhs.view.name());
-  if (reads_output) copy_view(tmp.view(), def.lhs.view);
-  d.lhs.view = tmp.view();
-  bind_and_run();
-  copy_view(def.lhs.view, tmp.view());
+  if (!aliased)
+    bind_and_run(def.lhs.view);
+  else
+    run_through_temporary(def, reads_output, bind_and_run);
 }
 
 template <class Plan, class Def, class State>
