@@ -89,12 +89,14 @@ template <>
 struct default_policy_for<float, 16> {
   using type = gemm_policy<float, 14, 2, 512, 14 * 18, 4096, 16>;
 };
-// double: the same register tile (8 lanes per vector) and, as for float, a 64 KiB B sliver in L2:
-// KC = 512 (Zen 4: 1024^3 ~49.5 GFLOP/s against ~47.5 at KC = 256, 2048^3 ~51 against ~49); MC =
-// 14 * 12: a 672 KiB A block beside it in the 1 MiB L2.
+// double (8 lanes per vector): 8 rows x 3 vectors = 24 accumulators + 3 loads of B + 1 broadcast.
+// The 14 x 2 tile of float, with KC = 512, makes a 57 KiB A sliver of doubles; 8 x 3 keeps it at
+// 32 KiB and needs 11 loads per 24 FMAs instead of 16 per 28. Zen 4, 1 thread: 1024^3 ~52 against
+// ~49 GFLOP/s, 2048^3 ~51.7 against ~51. KC = 512 as for float (against 256: ~49.5 vs ~47.5 with
+// the 14 x 2 tile); MC = 8 * 21: a 672 KiB A block; NC = 2016 = 84 NR: a 7.9 MiB B panel.
 template <>
 struct default_policy_for<double, 8> {
-  using type = gemm_policy<double, 14, 2, 512, 14 * 12, 2048, 8>;
+  using type = gemm_policy<double, 8, 3, 512, 8 * 21, 2016, 8>;
 };
 // AVX2 (16 ymm registers): 6 rows x 2 vectors = 12 accumulators + 2 + 1 = 15 registers.
 //  KC = 256: B sliver 256 x 16 x 4 B = 16 KiB (float); MC = 6 * 40: A block 240 KiB (for L2s of
