@@ -176,18 +176,6 @@ struct access : expr_node {
     os << ")";
   }
 
-  /// The address range [lo, hi] (in bytes) this access's tensor spans, for alias checks.
-  std::pair<const char*, const char*> span() const {
-    const char* b = reinterpret_cast<const char*>(view.data());
-    index_t lo = 0, hi = 0;
-    for (std::size_t d = 0; d < rank; ++d) {
-      if (view.extent(d) == 0) return {b, b};
-      const index_t reach = (view.extent(d) - 1) * view.stride(d);
-      (reach < 0 ? lo : hi) += reach;
-    }
-    return {b + lo * index_t(sizeof(value_type)), b + (hi + 1) * index_t(sizeof(value_type))};
-  }
-
  private:
   template <class E>
   void add_strides(const E& e, index_t dim_stride) {

@@ -60,13 +60,6 @@ void infer_extents(const Def& d, State& s) {
   });
 }
 
-template <class A, class B>
-bool overlaps(const A& out, const B& in) {
-  const auto [o0, o1] = out.span();
-  const auto [i0, i1] = in.span();
-  return o0 < o1 && i0 < i1 && o0 < i1 && i0 < o1;
-}
-
 /// dst = src elementwise, any strides (same extents).
 template <class Dst, class Src>
 void copy_view(const Dst& dst, const Src& src) {
@@ -291,7 +284,7 @@ LOOM_COLD void run_through_temporary(const Def& def, bool reads_output, Body& bi
 template <class Def, class Body>
 void run_bound(const Def& def, bool reads_output, Body&& body) {
   bool aliased = false;
-  def.rhs.for_each_access([&](const auto& a) { aliased = aliased || overlaps(def.lhs, a); });
+  def.rhs.for_each_access([&](const auto& a) { aliased = aliased || views_overlap(def.lhs.view, a.view); });
   // Takes the output view as its own type (a temporary's layout_right view converts), so the body
   // is compiled once.
   auto bind_and_run = [&](const typename Def::lhs_type::view_type& out) {

@@ -76,8 +76,8 @@ struct default_schedule {
   // cs(j) = sum(i, X(i, j)) with j unit-stride in X: the output is the accumulator and rows are
   // streamed whole, 8 at a time (folded in registers, then one update of the output vector), in
   // chunks of 256 rows that threads reduce into private partial rows combined in chunk order.
-  // (8 row streams in flight rather than 4: 4096^2 on Zen 4, ~38.5 against ~36 GB/s at 2 threads,
-  // ~22.5 against ~21 at 1; 16 at a time ran out of registers.)
+  // (8 row streams in flight rather than 4: 4096^2 on Zen 4, 40.1 against 31.6 GB/s at 2 threads,
+  // 22.8 against 21.2 at 1, medians of an interleaved A/B; 16 at a time ran out of registers.)
   // Strips of columns with i inside would keep the sums in registers, but step to a new page every
   // row, which hardware prefetchers do not follow: measured at ~45 % of copy, this at ~90 %.
   template <class R>

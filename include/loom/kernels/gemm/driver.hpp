@@ -118,7 +118,8 @@ bool a_in_place(const matrix_ref<T>& a, index_t uses) {
 }
 
 /// Whether each thread packs the B slivers it uses one at a time, just before their micro-tiles,
-/// instead of the team packing the whole KC x NC panel first. With few rows of A (M <= 12 MR)
+/// instead of the team packing the whole KC x NC panel first. With few rows of A (M <= 12 MR, and
+/// within one MC block, so that no sliver is packed twice)
 /// each sliver feeds only a few micro-kernel calls: a shared panel (8 MiB at KC x NC) would be
 /// written out to L3 and read back once or twice, while a sliver packed on the spot (KC x NR,
 /// 64 KiB) is still in L1/L2 when the kernel reads it. (Reading a row-major B in place instead
@@ -126,7 +127,7 @@ bool a_in_place(const matrix_ref<T>& a, index_t uses) {
 /// to a few cache sets: at N = 4096 every k step missed L2.)
 template <class P>
 bool b_per_sliver(const problem<typename P::value_type>& pb) {
-  return pb.M <= 12 * P::MR;
+  return pb.M <= std::min(12 * P::MR, P::MC);
 }
 
 /// The loops of one thread over its rectangle of C.
@@ -156,6 +157,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
     const index_t nc = std::min(NC, pb.N - jc);
     const index_t np = (nc + NR - 1) / NR;
     const range cols = split_range(np, g.tn, tid % g.tn);
+    const bool a_direct = a_in_place(pb.a, cols.hi - cols.lo);
     const matrix_ref<T> b = pb.b.at(0, jc);
     // K = 0 still runs one pass (kc = 0): C = epilogue(beta * C).
     for (index_t pc = 0; pc < std::max<index_t>(pb.K, 1); pc += kstep) {
@@ -172,7 +174,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
       for (index_t ic = m_lo; ic < m_hi; ic += MC) {
         const index_t mc = std::min(MC, m_hi - ic);
         // In place: only a last sliver shorter than MR is packed (zero-padded), at ap.
-        const index_t full = a_in_place(pb.a, cols.hi - cols.lo) ? mc / MR : 0;
+        const index_t full = a_direct ? mc / MR : 0;
         if (full * MR < mc) pack_a<MR>(ap, pb.a.at(ic + full * MR, pc), mc - full * MR, kc);
         for (index_t q = cols.lo; q < cols.hi; ++q) {
           const index_t j0 = jc + q * NR, n = std::min(NR, pb.N - j0);
@@ -180,8 +182,10 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
           const T* bq = per_sliver ? bs : bp + q * NR * kc;
           // Per sliver: the first micro-tile asks for the next sliver's rows of B, so that packing
           // it finds them in cache (B's rows can be a page apart: no hardware prefetcher follows).
-          const prefetch_rows<T> next_b =
-              per_sliver && q + 1 < cols.hi ? prefetch_rows<T>{b.at(pc, (q + 1) * NR).p, b.rs} : prefetch_rows<T>{};
+          // (Row-major B only: a column-major sliver has no rows to ask for.)
+          const prefetch_rows<T> next_b = per_sliver && b.cs == 1 && q + 1 < cols.hi
+                                              ? prefetch_rows<T>{b.at(pc, (q + 1) * NR).p, b.rs}
+                                              : prefetch_rows<T>{};
           for (index_t s = 0; s * MR < mc; ++s) {
             const index_t i0 = ic + s * MR, m = std::min(MR, mc - s * MR);
             const tile_ref<T> c{pb.c.p + i0 * pb.c.rs + j0 * pb.c.cs, pb.c.rs, pb.c.cs};

@@ -102,7 +102,7 @@ void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_ty
   using T = typename P::value_type;
   using B = simd::batch<T, std::size_t(P::W)>;
   constexpr index_t MR = P::MR, NRV = P::NRV, NR = P::NR, W = P::W;
-  static_assert(Rows >= 1 && Rows <= MR);
+  static_assert(Rows >= 1 && Rows <= MR, "loom internal: a micro-kernel has 1 to MR accumulator rows");
   using tile = std::array<B, std::size_t(Rows * NRV)>;
   using rows = std::make_integer_sequence<index_t, Rows>;
   using vecs = std::make_integer_sequence<index_t, NRV>;
