@@ -455,9 +455,32 @@ TEST_CASE("gemm: bad shapes in index notation throw before the engine writes", "
 // ---------------------------------------------------------------------------------------------
 namespace {
 
+/// An epilogue for loom::gemm that depends on the row and on each lane's column:
+/// max(v, 0) * (1 + i % 3) + j / 4 (so each lane must see its own i and j).
+struct row_col_epilogue {
+  template <class B>
+  B apply(const B& v, index_t i, index_t j, index_t) const {
+    using T = typename B::value_type;
+    alignas(64) std::array<T, B::size> cols{};
+    for (std::size_t l = 0; l < B::size; ++l) cols[l] = T(j + index_t(l)) / T(4);
+    return xsimd::max(v, B(T(0))) * B(T(1 + i % 3)) + B::load_aligned(cols.data());
+  }
+  static double scalar(double v, index_t i, index_t j) { return std::max(v, 0.0) * double(1 + i % 3) + double(j) / 4; }
+};
+
 template <class T, index_t M, index_t N, index_t K>
-void static_case(lt::rng_t& g, bool transposed_b, bool a_col_major, double alpha, double beta) {
+void static_case(lt::rng_t& g, bool transposed_b, bool a_col_major, double alpha, double beta,
+                 bool with_epilogue = false) {
   auto d = make_gemm<T>(g, {M, N, K, alpha, beta}, false);
+  if (with_epilogue) {
+    for (index_t r = 0; r < M; ++r)
+      for (index_t c = 0; c < N; ++c) {
+        const std::size_t q = std::size_t(r * N + c);
+        d.ref[q] = row_col_epilogue::scalar(d.ref[q], r, c);
+        // The epilogue scales errors by at most 3 and rounds twice more.
+        d.bound[q] = 3 * d.bound[q] + 4 * std::numeric_limits<T>::epsilon() * std::abs(d.ref[q]);
+      }
+  }
   using EA = loom::extents<M, K>;
   using EB = loom::extents<K, N>;
   using EC = loom::extents<M, N>;
@@ -475,9 +498,10 @@ void static_case(lt::rng_t& g, bool transposed_b, bool a_col_major, double alpha
   loom::TensorView<T, 2, EB> B = transposed_b ? loom::TensorView<T, 2, EB>(bt.data(), EB{}, {1, K}, loom::tensor_name("B"))
                                               : loom::TensorView<T, 2, EB>(d.B.view.data(), EB{}, {N, 1}, loom::tensor_name("B"));
   static_assert(loom::gemm_detail::small_static<decltype(C), decltype(A), decltype(B)>);
-  loom::gemm(C, A, B, T(alpha), T(beta));
+  if (with_epilogue) loom::gemm(C, A, B, T(alpha), T(beta), row_col_epilogue{});
+  else loom::gemm(C, A, B, T(alpha), T(beta));
   INFO(d.info << (transposed_b ? " (B column-major: packed fallback)" : " (static small path)")
-              << (a_col_major ? ", A column-major" : ""));
+              << (a_col_major ? ", A column-major" : "") << (with_epilogue ? ", with an epilogue" : ""));
   REQUIRE(check_gemm(d).ok);
 }
 
@@ -487,7 +511,8 @@ TEST_CASE("gemm: static small shapes run unpacked and agree with the reference",
   auto g = lt::make_rng("gemm static");
   for (int layout = 0; layout < 3; ++layout) {
     const bool tb = layout == 1, acm = layout == 2;
-    for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{-0.5, 1.0}, std::pair{2.0, -0.75}}) {
+    // The small path's three ways to finish a vector: store, scale by alpha, combine with beta C.
+    for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{-1.5, 0.0}, std::pair{-0.5, 1.0}, std::pair{2.0, -0.75}}) {
       static_case<float, 1, 1, 1>(g, tb, acm, alpha, beta);
       static_case<float, 16, 16, 16>(g, tb, acm, alpha, beta);
       static_case<float, 32, 32, 32>(g, tb, acm, alpha, beta);
@@ -501,6 +526,13 @@ TEST_CASE("gemm: static small shapes run unpacked and agree with the reference",
       static_case<double, 64, 64, 64>(g, tb, acm, alpha, beta);
     }
   }
+  // An epilogue on the small path (and on the packed fallback), row blocks of R and R - 1 rows.
+  for (int layout = 0; layout < 2; ++layout)
+    for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{2.0, -0.75}}) {
+      static_case<float, 64, 64, 64>(g, layout == 1, false, alpha, beta, true);
+      static_case<float, 33, 17, 29>(g, layout == 1, false, alpha, beta, true);
+      static_case<double, 23, 9, 11>(g, layout == 1, false, alpha, beta, true);
+    }
   // Beyond 64 the packed engine runs, static or not.
   static_assert(!loom::gemm_detail::small_static<loom::TensorView<float, 2, loom::extents<65, 8>>,
                                                  loom::TensorView<float, 2, loom::extents<65, 8>>,
