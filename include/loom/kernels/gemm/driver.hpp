@@ -120,7 +120,7 @@ bool a_in_place(const matrix_ref<T>& a, index_t uses) {
 /// Whether each thread packs the B slivers it uses one at a time, just before their micro-tiles,
 /// instead of the team packing the whole KC x NC panel first. With few rows of A (M <= 12 MR, and
 /// within one MC block, so that no sliver is packed twice)
-/// each sliver feeds only a few micro-kernel calls: a shared panel (8 MiB at KC x NC) would be
+/// each sliver feeds only a few micro-kernel calls: a shared panel (9 MiB at KC x NC) would be
 /// written out to L3 and read back once or twice, while a sliver packed on the spot (KC x NR,
 /// 64 KiB) is still in L1/L2 when the kernel reads it. (Reading a row-major B in place instead
 /// avoids even that copy, but a row stride of a large power of two maps all KC rows of a sliver
@@ -148,7 +148,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   T* ap = scratch<T, scratch_a>(std::size_t(MC * KC));
   const bool per_sliver = b_per_sliver<P>(pb);
   T* bs = per_sliver ? scratch<T, scratch_b_sliver>(std::size_t(KC * NR)) : nullptr;
-  // K in equal blocks of at most KC: 576 = 288 + 288, not 512 + 64 (a short last block pays a
+  // K in equal blocks of at most KC: 600 = 300 + 300, not 576 + 24 (a short last block pays a
   // whole pass over C and a repack of A for a few FMAs per element).
   const index_t k_blocks = std::max<index_t>(1, (pb.K + KC - 1) / KC);
   const index_t kstep = std::max<index_t>(1, (pb.K + k_blocks - 1) / k_blocks);

@@ -82,12 +82,16 @@ struct default_policy_for;
 //      256 (32 KiB). Measured on Zen 4 (32 KiB L1d, 1 MiB L2), KC = 512 is faster (1024^3: ~88 %
 //      of peak against ~83 %): two vector loads of B per 28 FMAs are served by L2 just as well,
 //      and a longer kc halves the C tile's loads and stores and the kernel's fixed costs. The
-//      sliver is then 64 KiB, in L2 beside the A block.
-//  MC: the packed A block (MC x KC) takes about half of L2: 14 * 18 * 512 * 4 B = 504 KiB.
-//  NC: the packed B panel (KC x NC) lives in the (large, shared) L3: 512 x 4096 x 4 B = 8 MiB.
+//      sliver is then 64 KiB, in L2 beside the A block. KC is 576 = 9 x 64 rather than 512: the
+//      driver cuts K into equal blocks of at most KC, so K = 1024 and 2048 still run in blocks
+//      of 512, while the K of a 3x3 convolution over 64k channels (576, 1152, 2304) runs in
+//      blocks of 576 instead of twice as many of 288 (3136 x 64 x 576: one pass over C, not
+//      two; ~1-3 % on Zen 4, 1 and 2 threads).
+//  MC: the packed A block (MC x KC) takes about half of L2: 14 * 18 * 576 * 4 B = 567 KiB.
+//  NC: the packed B panel (KC x NC) lives in the (large, shared) L3: 576 x 4096 x 4 B = 9 MiB.
 template <>
 struct default_policy_for<float, 16> {
-  using type = gemm_policy<float, 14, 2, 512, 14 * 18, 4096, 16>;
+  using type = gemm_policy<float, 14, 2, 576, 14 * 18, 4096, 16>;
 };
 // double (8 lanes per vector): 8 rows x 3 vectors = 24 accumulators + 3 loads of B + 1 broadcast.
 // The 14 x 2 tile of float, with KC = 512, makes a 57 KiB A sliver of doubles; 8 x 3 keeps it at
