@@ -10,7 +10,7 @@
 //        aligned, rows >= m are 0) or rows_of_a (a row-major A in place, all Rows rows readable)
 //   bp   packed B sliver, kc x NR: bp[k * NR + c] = B(k, c)       (64-byte aligned, cols >= n are 0)
 //   next rows the caller will read soon (next.p null: none): row k, NR elements at next.p + k *
-//        next.rs, is prefetched during k step k; only a hint, never dereferenced
+//        next.rs, is prefetched into L2 during k step k; only a hint, never dereferenced
 //   c    the C tile: c.p[r * c.rs + j * c.cs], only r < m, j < n are touched
 //   math AB = sum_k a(:, k) bp(k, :)  in Rows x NRV vector registers, then for r < m, j < n:
 //          v = alpha * AB(r, j) + beta * C(r, j)     C is NOT read when beta == 0 (it may hold
@@ -149,9 +149,11 @@ void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_ty
 #endif
     for (index_t k = 0; k < kc; ++k) {
       step(k);
+      // Into L2, not L1 (locality 2: prefetcht1): rows a page apart all map to one L1 set, where
+      // they would only evict each other and this tile's operands.
       const char* row = reinterpret_cast<const char*>(next.p + k * next.rs);
       [&]<index_t... L>(std::integer_sequence<index_t, L...>) LOOM_LAMBDA_INLINE {
-        (__builtin_prefetch(row + std::min(L * 64, NR * index_t(sizeof(T)) - 1), 0, 3), ...);
+        (__builtin_prefetch(row + std::min(L * 64, NR * index_t(sizeof(T)) - 1), 0, 2), ...);
       }(std::make_integer_sequence<index_t, lines>{});
     }
   } else {
