@@ -161,11 +161,12 @@ TEST_CASE("gemm: every edge of MR, NR, KC, MC, NC of the default policy", "[gemm
 TEST_CASE("gemm: A read in place, B packed sliver by sliver, the short-sliver kernel", "[gemm]") {
   // Row-major A whose slivers meet 1 to 5 slivers of B (read in place up to 4, or 2 when the rows
   // are a multiple of 4 KiB apart: K = 1024 floats), M <= 12 MR (B packed per sliver, the next
-  // one prefetched) with a last sliver of A both shorter and longer than edge_rows.
+  // one prefetched) with a last sliver of A both shorter and longer than edge_rows, and last
+  // slivers of 1 or 2 rows, which are merged with the sliver before and split in halves.
   using P = loom::default_gemm_policy<float>;
   auto g = lt::make_rng("gemm in place");
   for (index_t kk : {index_t(300), index_t(1024)})
-    for (index_t m : {2 * P::MR + P::edge_rows, 2 * P::MR + P::edge_rows + 1, 3 * P::MR})
+    for (index_t m : {P::MR + 2, 2 * P::MR + 1, 2 * P::MR + P::edge_rows, 2 * P::MR + P::edge_rows + 1, 3 * P::MR})
       for (index_t n : {index_t(1), P::NR, 2 * P::NR + 3, 4 * P::NR, 4 * P::NR + 1})
         for (int t : {1, 2}) {
           auto d = make_gemm<float>(g, {m, n, kk, 1.0, 1.0}, false);

@@ -103,6 +103,25 @@ LOOM_INLINE void call_kernel(index_t kc, const ASliver& a, const typename P::val
     micro_kernel<P, P::edge_rows>(kc, a, bp, next, c, m, n, alpha, beta, epi, last, i0, j0);
 }
 
+/// The row slivers of an mc-row block of A: MR rows each, except that a short last sliver whose
+/// rows fit two edge kernels together with the full sliver before it (rest + MR <= 2 edge_rows)
+/// is merged with that one and the two are split evenly. M = 16 with MR = 14: 8 + 8 rows, 2 x 16
+/// FMAs per k step, instead of 14 + 2 rows at 28 + 16 (the 2 rows run the 8-row edge kernel).
+template <class P>
+struct row_slivers {
+  index_t mc, count, regular, first_half;  // slivers [0, regular) start at s * MR
+  explicit row_slivers(index_t rows) : mc(rows) {
+    constexpr index_t MR = P::MR, E = P::edge_rows;
+    count = (mc + MR - 1) / MR;
+    const index_t rest = mc - (count - 1) * MR;
+    const bool halves = E < MR && count >= 2 && rest + MR <= 2 * E;
+    regular = halves ? count - 2 : count;
+    first_half = halves ? (MR + rest + 1) / 2 : 0;
+  }
+  index_t lo(index_t s) const { return s <= regular ? s * P::MR : regular * P::MR + first_half; }
+  index_t rows(index_t s) const { return (s + 1 < count ? lo(s + 1) : mc) - lo(s); }
+};
+
 /// Whether a thread reads the slivers of A in place (row-major A) instead of packing them, given
 /// how many slivers of B each meets. Packing reads and writes each element once (about a cycle
 /// each); with N = 64 (two slivers) that was ~20 % of a 3136 x 64 x 576 product. A sliver read in
@@ -173,9 +192,14 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
       const bool last = pc + kstep >= pb.K;
       for (index_t ic = m_lo; ic < m_hi; ic += MC) {
         const index_t mc = std::min(MC, m_hi - ic);
-        // In place: only a last sliver shorter than MR is packed (zero-padded), at ap.
-        const index_t full = a_direct ? mc / MR : 0;
-        if (full * MR < mc) pack_a<MR>(ap, pb.a.at(ic + full * MR, pc), mc - full * MR, kc);
+        const row_slivers<P> sl(mc);
+        // In place: only the slivers shorter than MR are packed (zero-padded), at ap. Packed
+        // sliver s sits at ap + (s - full) * MR * kc.
+        const index_t full = a_direct ? std::min(mc / MR, sl.regular) : 0;
+        const index_t regular_end = sl.regular < sl.count ? sl.lo(sl.regular) : mc;
+        if (full * MR < regular_end) pack_a<MR>(ap, pb.a.at(ic + full * MR, pc), regular_end - full * MR, kc);
+        for (index_t s = sl.regular; s < sl.count; ++s)
+          pack_a<MR>(ap + (s - full) * MR * kc, pb.a.at(ic + sl.lo(s), pc), sl.rows(s), kc);
         for (index_t q = cols.lo; q < cols.hi; ++q) {
           const index_t j0 = jc + q * NR, n = std::min(NR, pb.N - j0);
           if (per_sliver) pack_b_slivers<NR>(bs, b.at(pc, 0), kc, nc, q, q + 1);
@@ -189,10 +213,10 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
           const prefetch_rows<T> next_b = per_sliver && b.cs == 1 && q + 1 < cols.hi
                                               ? prefetch_rows<T>{b.at(pc, (q + 1) * NR).p, b.rs}
                                               : prefetch_rows<T>{};
-          for (index_t s = 0; s * MR < mc; ++s) {
-            const index_t i0 = ic + s * MR, m = std::min(MR, mc - s * MR);
+          for (index_t s = 0; s < sl.count; ++s) {
+            const index_t i0 = ic + sl.lo(s), m = sl.rows(s);
             const tile_ref<T> c{pb.c.p + i0 * pb.c.rs + j0 * pb.c.cs, pb.c.rs, pb.c.cs};
-            const prefetch_rows<T> next = (s + 1) * MR >= mc ? next_b : prefetch_rows<T>{};
+            const prefetch_rows<T> next = s + 1 == sl.count ? next_b : prefetch_rows<T>{};
             if (s < full)
               call_kernel<P, Kernel>(kc, rows_of_a<T>{pb.a.at(i0, pc).p, pb.a.rs}, bq, next, c, m, n, pb.alpha, beta,
                                      epi, last, i0, j0);
