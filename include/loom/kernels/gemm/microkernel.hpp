@@ -69,17 +69,29 @@ struct prefetch_rows {
   index_t rs = 0;
 };
 
+/// What finish_vector does to alpha AB before the epilogue: decided per vector from alpha and beta
+/// (`any`, the packed engine: one instantiation for every K block), or fixed by a caller that
+/// decided it once per call (the small static path).
+enum class finish_kind {
+  any,
+  store,       // alpha = 1, beta = 0: C = AB
+  scale,       // beta = 0: C = alpha AB (C not read)
+  accumulate,  // C = alpha AB + beta C
+};
+
 /// Loads v = C(r, j0 : j0 + lanes), combines, applies the epilogue (unless epi is null) and stores.
-template <class B, class T, class Epi>
+template <finish_kind F = finish_kind::any, class B, class T, class Epi>
 LOOM_INLINE void finish_vector(B acc, const tile_ref<T>& c, index_t r, index_t j, index_t lanes, T alpha, T beta,
                                const Epi* epi, index_t i_glob, index_t j_glob) {
   T* dst = c.p + r * c.rs + j * c.cs;
-  B v = acc * B(alpha);
-  if (beta != T(0)) {
+  B v = acc;
+  if constexpr (F != finish_kind::store) v = v * B(alpha);
+  if (F == finish_kind::accumulate || (F == finish_kind::any && beta != T(0))) {
     B old;
     if (c.cs == 1) old = lanes == index_t(B::size) ? B::load_unaligned(dst) : simd::load_first<B>(dst, lanes);
     else old = simd::load_strided<B>(dst, c.cs, lanes);
-    v = beta == T(1) ? v + old : simd::fma(old, B(beta), v);
+    if constexpr (F == finish_kind::any) v = beta == T(1) ? v + old : simd::fma(old, B(beta), v);
+    else v = simd::fma(old, B(beta), v);
   }
   if constexpr (!is_identity_epilogue<Epi>) {
     if (epi) v = epi->template apply<B>(v, i_glob, j_glob, lanes);

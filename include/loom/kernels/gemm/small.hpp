@@ -9,10 +9,10 @@
 // sees each vector before it is stored. Needs unit column stride in B and C (row-major rows);
 // loom::gemm falls back to the packed engine otherwise.
 //
-// Everything that would be a per-vector test in the packed engine's finish_vector (is beta 0? is
-// alpha 1? are the strides the dense ones?) is decided once per call here: at 16^3 the whole
-// product is ~270 cycles of FMAs, and 16 tests of beta plus 16 multiplies by alpha = 1 were 15 %
-// on top of it.
+// What the packed engine's finish_vector tests per vector (is beta 0? is alpha 1?) and whether the
+// strides are the dense ones are decided once per call here (finish_vector<finish_kind>): at 16^3
+// the whole product is ~270 cycles of FMAs, and 16 tests of beta plus 16 multiplies by alpha = 1
+// were 15 % on top of it.
 #pragma once
 #include <array>
 #include <utility>
@@ -42,22 +42,14 @@ struct small_shape {
   static constexpr bool fits = M >= 1 && N >= 1 && K >= 0 && M <= 64 && N <= 64 && K <= 64 && R >= 1;
 };
 
-/// What is done to alpha AB before it is stored, chosen once per call.
-enum class small_finish {
-  store,       // alpha = 1, beta = 0: C = AB
-  scale,       // beta = 0: C = alpha AB (C not read)
-  accumulate,  // C = alpha AB + beta C
-};
-
 /// Rows [i0, i0 + R) of C. Dense: A, B and C are dense row-major, so their strides become
 /// constants and every address a constant offset: a broadcast of A is one FMA operand (embedded
 /// broadcast) instead of a row pointer to keep per accumulator row.
-template <class T, index_t N, index_t K, index_t R, bool Dense, small_finish F, class Epi>
+template <class T, index_t N, index_t K, index_t R, bool Dense, finish_kind F, class Epi>
 LOOM_INLINE void small_rows(matrix_ref<T> a, matrix_ref<T> b, tile_ref<T> c, index_t i0, T alpha, T beta,
                             const Epi& epi) {
-  if constexpr (Dense) {
-    a.rs = K, a.cs = 1, b.rs = N, b.cs = 1, c.rs = N, c.cs = 1;
-  }
+  b.cs = 1, c.cs = 1;  // loom::gemm takes this path only for unit column strides in B and C
+  if constexpr (Dense) a.rs = K, a.cs = 1, b.rs = N, c.rs = N;
   constexpr index_t W = index_t(simd::native_width<T>);
   constexpr index_t NV = (N + W - 1) / W;
   constexpr index_t last_lanes = N - (NV - 1) * W;
@@ -80,27 +72,17 @@ LOOM_INLINE void small_rows(matrix_ref<T> a, matrix_ref<T> b, tile_ref<T> c, ind
       ((acc[Q] = simd::fma(B(arow[(Q / NV) * a.rs + k * a.cs]), bv[Q % NV], acc[Q])), ...);
     }(std::make_integer_sequence<index_t, R * NV>{});
   }
-  const auto finish = [&]<index_t Q>() LOOM_LAMBDA_INLINE {
-    constexpr index_t r = Q / NV, j = (Q % NV) * W;
-    constexpr index_t lanes = Q % NV + 1 < NV ? W : last_lanes;
-    T* dst = c.p + (i0 + r) * c.rs + j;  // unit column stride (checked by loom::gemm)
-    B v = acc[Q];
-    if constexpr (F != small_finish::store) v = v * B(alpha);
-    if constexpr (F == small_finish::accumulate) {
-      const B old = lanes == W ? B::load_unaligned(dst) : simd::load_first<B>(dst, lanes);
-      v = simd::fma(old, B(beta), v);
-    }
-    if constexpr (!is_identity_epilogue<Epi>) v = epi.template apply<B>(v, i0 + r, j, lanes);
-    if constexpr (lanes == W) v.store_unaligned(dst);
-    else simd::store_first<B>(dst, v, lanes);
-  };
+  // The finish is the packed engine's, with its kind fixed for the call and every argument but
+  // alpha and beta a constant once inlined.
   [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
-    (finish.template operator()<Q>(), ...);
+    (finish_vector<F>(acc[Q], c, i0 + Q / NV, (Q % NV) * W, Q % NV + 1 < NV ? W : last_lanes, alpha, beta, &epi,
+                      i0 + Q / NV, (Q % NV) * W),
+     ...);
   }(std::make_integer_sequence<index_t, R * NV>{});
 }
 
 /// The whole product, block by block.
-template <class T, index_t M, index_t N, index_t K, bool Dense, small_finish F, class Epi>
+template <class T, index_t M, index_t N, index_t K, bool Dense, finish_kind F, class Epi>
 LOOM_INLINE void small_blocks(const matrix_ref<T>& a, const matrix_ref<T>& b, const tile_ref<T>& c, T alpha, T beta,
                               const Epi& epi) {
   using S = small_shape<T, M, N, K>;
@@ -115,14 +97,14 @@ template <class T, index_t M, index_t N, index_t K, class Epi>
 LOOM_INLINE void small_gemm(const matrix_ref<T>& a, const matrix_ref<T>& b, const tile_ref<T>& c, T alpha, T beta,
                             const Epi& epi) {
   static_assert(small_shape<T, M, N, K>::fits, "loom internal: small_gemm called for a shape it does not cover");
-  auto with_strides = [&]<small_finish F>() LOOM_LAMBDA_INLINE {
+  auto with_strides = [&]<finish_kind F>() LOOM_LAMBDA_INLINE {
     // Dense row-major operands (the common case) get compile-time strides.
     if (a.rs == K && a.cs == 1 && b.rs == N && c.rs == N) small_blocks<T, M, N, K, true, F>(a, b, c, alpha, beta, epi);
     else small_blocks<T, M, N, K, false, F>(a, b, c, alpha, beta, epi);
   };
-  if (beta != T(0)) with_strides.template operator()<small_finish::accumulate>();
-  else if (alpha != T(1)) with_strides.template operator()<small_finish::scale>();
-  else with_strides.template operator()<small_finish::store>();
+  if (beta != T(0)) with_strides.template operator()<finish_kind::accumulate>();
+  else if (alpha != T(1)) with_strides.template operator()<finish_kind::scale>();
+  else with_strides.template operator()<finish_kind::store>();
 }
 
 }  // namespace loom::gemm_detail
