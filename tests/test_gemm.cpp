@@ -140,19 +140,19 @@ TEST_CASE("gemm: every edge of MR, NR, KC, MC, NC of the default policy", "[gemm
   for (index_t m : {index_t(1), P::MR - 1, P::MR, P::MR + 1, P::MC - 1, P::MC, P::MC + 1})
     for (index_t n : {index_t(1), W - 1, W + 1, NR - 1, NR, NR + 1}) {
       auto d = make_gemm<float>(g, {m, n, 17, 1.0, 0.0});
-      loom::gemm(d.C.view, d.A.view, d.B.view);
+      loom::gemm<P>(d.C.view, d.A.view, d.B.view);  // P given: the packed engine even when small
       INFO(d.info);
       REQUIRE(check_gemm(d).ok);
     }
   for (index_t kk : {P::KC - 1, P::KC, P::KC + 1, 2 * P::KC + 3}) {
     auto d = make_gemm<float>(g, {5, NR + 3, kk, 1.0, 1.0});
-    loom::gemm(d.C.view, d.A.view, d.B.view, 1.f, 1.f);
+    loom::gemm<P>(d.C.view, d.A.view, d.B.view, 1.f, 1.f);
     INFO(d.info);
     REQUIRE(check_gemm(d).ok);
   }
   {
     auto d = make_gemm<float>(g, {3, P::NC + NR + 1, 2, -0.5, 0.0}, false);
-    loom::gemm(d.C.view, d.A.view, d.B.view, -0.5f, 0.f);
+    loom::gemm<P>(d.C.view, d.A.view, d.B.view, -0.5f, 0.f);
     INFO(d.info);
     REQUIRE(check_gemm(d).ok);
   }
@@ -171,7 +171,7 @@ TEST_CASE("gemm: A read in place, B packed sliver by sliver, the short-sliver ke
         for (int t : {1, 2}) {
           auto d = make_gemm<float>(g, {m, n, kk, 1.0, 1.0}, false);
           lt::thread_scope threads(t);
-          loom::gemm(d.C.view, d.A.view, d.B.view, 1.f, 1.f);
+          loom::gemm<P>(d.C.view, d.A.view, d.B.view, 1.f, 1.f);
           INFO(d.info << ", threads = " << t);
           REQUIRE(check_gemm(d).ok);
         }
@@ -469,19 +469,23 @@ struct row_col_epilogue {
   static double scalar(double v, index_t i, index_t j) { return std::max(v, 0.0) * double(1 + i % 3) + double(j) / 4; }
 };
 
+/// The reference of d passed through row_col_epilogue.
+template <class T>
+void apply_row_col_epilogue(gemm_data<T>& d) {
+  for (index_t r = 0; r < d.shape.M; ++r)
+    for (index_t c = 0; c < d.shape.N; ++c) {
+      const std::size_t q = std::size_t(r * d.shape.N + c);
+      d.ref[q] = row_col_epilogue::scalar(d.ref[q], r, c);
+      // The epilogue scales errors by at most 3 and rounds twice more.
+      d.bound[q] = 3 * d.bound[q] + 4 * std::numeric_limits<T>::epsilon() * std::abs(d.ref[q]);
+    }
+}
+
 template <class T, index_t M, index_t N, index_t K>
 void static_case(lt::rng_t& g, bool transposed_b, bool a_col_major, double alpha, double beta,
                  bool with_epilogue = false) {
   auto d = make_gemm<T>(g, {M, N, K, alpha, beta}, false);
-  if (with_epilogue) {
-    for (index_t r = 0; r < M; ++r)
-      for (index_t c = 0; c < N; ++c) {
-        const std::size_t q = std::size_t(r * N + c);
-        d.ref[q] = row_col_epilogue::scalar(d.ref[q], r, c);
-        // The epilogue scales errors by at most 3 and rounds twice more.
-        d.bound[q] = 3 * d.bound[q] + 4 * std::numeric_limits<T>::epsilon() * std::abs(d.ref[q]);
-      }
-  }
+  if (with_epilogue) apply_row_col_epilogue(d);
   using EA = loom::extents<M, K>;
   using EB = loom::extents<K, N>;
   using EC = loom::extents<M, N>;
@@ -538,4 +542,73 @@ TEST_CASE("gemm: static small shapes run unpacked and agree with the reference",
   static_assert(!loom::gemm_detail::small_static<loom::TensorView<float, 2, loom::extents<65, 8>>,
                                                  loom::TensorView<float, 2, loom::extents<65, 8>>,
                                                  loom::TensorView<float, 2, loom::extents<8, 8>>>);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run-time small path (kernels/gemm/small_dynamic.hpp): no policy given, run-time extents,
+// N <= 4 vectors, M >= one register block, M N K <= 64^3, B and C with unit column strides.
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+template <class T>
+void dynamic_small_cases(const char* key) {
+  using shape = loom::gemm_detail::small_dynamic_shape<T>;
+  const index_t W = shape::W;
+  auto g = lt::make_rng(key);
+  static const double alphas[] = {1.0, 1.0, -1.5, 2.0};
+  static const double betas[] = {0.0, 0.0, 1.0, -0.75};
+  int on_path = 0, cases = 0;
+  // N around every vector boundary up to 4 W; M around the row blocks of every NV (16, 8, 4 rows
+  // with AVX-512: whole blocks, a shifted last block, one row short of a block); K from 0.
+  for (index_t n : {index_t(1), index_t(3), W - 1, W, W + 1, 2 * W - 1, 2 * W, 2 * W + 3, 3 * W, 3 * W + 1,
+                    4 * W - 1, 4 * W})
+    for (index_t m : {index_t(1), index_t(3), index_t(4), index_t(5), index_t(7), index_t(8), index_t(9), index_t(15),
+                      index_t(16), index_t(17), index_t(23), index_t(31), index_t(33), index_t(47), index_t(64)})
+      for (index_t kk : {index_t(0), index_t(1), index_t(7), index_t(16), index_t(29), index_t(64)}) {
+        const double alpha = alphas[std::size_t(lt::uniform(g, 0, 3))], beta = betas[std::size_t(lt::uniform(g, 0, 3))];
+        const bool epilogue = ++cases % 3 == 0;
+        auto d = make_gemm<T>(g, {m, n, kk, alpha, beta});
+        if (epilogue) apply_row_col_epilogue(d);
+        // Whether this case runs on the path (a column-major C without epilogue is computed as C^T).
+        const auto pb = loom::gemm_detail::make_problem<T>(d.C.view, d.A.view, d.B.view, T(alpha), T(beta), !epilogue);
+        on_path += pb.b.cs == 1 && pb.c.cs == 1 && shape::fits(pb.M, pb.N, pb.K);
+        if (epilogue) loom::gemm(d.C.view, d.A.view, d.B.view, T(alpha), T(beta), row_col_epilogue{});
+        else loom::gemm(d.C.view, d.A.view, d.B.view, T(alpha), T(beta));
+        INFO(d.info << (epilogue ? ", with an epilogue" : ""));
+        REQUIRE(check_gemm(d).ok);
+      }
+  INFO(on_path << " of " << cases << " cases ran on the small run-time path");
+  CHECK(on_path > cases / 4);
+}
+
+}  // namespace
+
+TEST_CASE("gemm: small run-time shapes run unpacked and agree with the reference", "[gemm][small]") {
+  dynamic_small_cases<float>("gemm small dynamic float");
+  dynamic_small_cases<double>("gemm small dynamic double");
+}
+
+TEST_CASE("gemm: small run-time shapes through index notation, with an epilogue and +=", "[gemm][small][notation]") {
+  auto g = lt::make_rng("gemm small notation");
+  for (index_t m : {index_t(16), index_t(21)})
+    for (index_t n : {index_t(5), index_t(16), index_t(40)}) {
+      const index_t kk = 13;
+      auto A = lt::random_buffer<float, 2>({m, kk}, lt::layout::row_major, "A", g);
+      auto B = lt::random_buffer<float, 2>({kk, n}, lt::layout::row_major, "B", g);
+      auto bias = lt::random_buffer<float, 1>({n}, lt::layout::row_major, "bias", g);
+      loom::Tensor<float, 2> C("C", m, n), D("D", m, n);
+      for (index_t r = 0; r < m; ++r)
+        for (index_t c = 0; c < n; ++c) D(r, c) = float(r - c);
+      loom::run(C(i, j) = max(sum(k, A.view(i, k) * B.view(k, j)) + bias.view(j), 0.f));
+      loom::run(D(i, j) += sum(k, A.view(i, k) * B.view(k, j)));
+      for (index_t r = 0; r < m; ++r)
+        for (index_t c = 0; c < n; ++c) {
+          const dot_ref dot(A.view, B.view, r, c, kk);
+          // The bias and the old D are one more term of the sum each (K + 1 roundings).
+          const double b = double(bias.view(c)), d0 = double(r - c);
+          INFO("M = " << m << ", N = " << n << ", C(" << r << ", " << c << ")");
+          REQUIRE(std::abs(double(C(r, c)) - std::max(dot.sum + b, 0.0)) <= gemm_bound<float>(kk + 1, dot.abs_sum + std::abs(b)));
+          REQUIRE(std::abs(double(D(r, c)) - (dot.sum + d0)) <= gemm_bound<float>(kk + 1, dot.abs_sum + std::abs(d0)));
+        }
+    }
 }

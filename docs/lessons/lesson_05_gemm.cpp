@@ -79,6 +79,17 @@ int main() {
   loom::gemm(c, a, b);
   for (index_t r = 0; r < 16; ++r)
     for (index_t q = 0; q < 16; ++q) lesson::expect_near(c(r, q), dot(a, b, r, q, 16), 1e-5, "static 16 x 16");
+  //    Small run-time extents (N <= 4 vectors, M N K <= 64^3) skip the packing too, with register
+  //    blocks chosen at run time. With AVX-512, 24 columns are 2 vectors and 21 rows 3 blocks of 8,
+  //    the last one shifted up to end at row 21 (its first 3 rows computed again, not stored).
+  loom::Tensor<float, 2> ds("ds", 21, 13), es("es", 13, 24), fs("fs", 21, 24);
+  for (index_t r = 0; r < 21; ++r)
+    for (index_t q = 0; q < 13; ++q) ds(r, q) = float(r * q % 7) - 3.f;
+  for (index_t r = 0; r < 13; ++r)
+    for (index_t q = 0; q < 24; ++q) es(r, q) = float(r + 2 * q) / 8.f;
+  loom::gemm(fs, ds, es);
+  for (index_t r = 0; r < 21; ++r)
+    for (index_t q = 0; q < 24; ++q) lesson::expect_near(fs(r, q), dot(ds, es, r, q, 13), 1e-4, "dynamic 21 x 24");
 
   // 6. Bad shapes: a shape_error before anything is written.
   loom::Tensor<float, 2> Bbad("Bbad", K + 1, N);

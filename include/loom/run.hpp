@@ -35,9 +35,9 @@ void run(const D& def) {
     using P = std::conditional_t<std::is_void_v<typename S::policy>, default_gemm_policy<typename D::value_type>,
                                  typename S::policy>;
     static_assert(GemmPolicy<P>, "loom::gemm_schedule<Policy>: Policy must be a loom::gemm_policy<...>");
-    gemm_detail::execute_contraction<P>(def);
+    gemm_detail::execute_contraction<typename S::policy>(def);
   } else if constexpr (std::is_same_v<S, auto_schedule> && gemm_detail::contraction<D>::value) {
-    gemm_detail::execute_contraction<default_gemm_policy<typename D::value_type>>(def);
+    gemm_detail::execute_contraction<void>(def);
   } else {
     detail::execute<plan<D, detail::resolve_schedule<S, D>>>(def);
   }

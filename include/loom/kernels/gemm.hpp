@@ -93,10 +93,11 @@ struct static_dims {
 template <class CV, class AV, class BV>
 constexpr bool small_static = static_dims<CV, AV, BV>::small;
 
-/// The packed engine's side of loom::gemm, out of line (loom::gemm itself is inlined).
-template <class P, class CV, class AV, class BV, class T, class Epi>
-void gemm_packed(const CV& c, const AV& a, const BV& b, T alpha, T beta, const Epi& epilogue) {
-  run_gemm<P>(make_problem<T>(c, a, b, alpha, beta, is_identity_epilogue<Epi>), epilogue);
+/// The run-time side of loom::gemm, out of line (loom::gemm itself is inlined): the packed engine,
+/// or for small products without a policy the unpacked run-time path.
+template <class Policy, class CV, class AV, class BV, class T, class Epi>
+void gemm_dynamic(const CV& c, const AV& a, const BV& b, T alpha, T beta, const Epi& epilogue) {
+  dispatch_gemm<Policy>(make_problem<T>(c, a, b, alpha, beta, is_identity_epilogue<Epi>), epilogue);
 }
 
 }  // namespace gemm_detail
@@ -139,7 +140,7 @@ LOOM_INLINE void gemm(CM&& C, const AM& A, const BM& B, typename gemm_detail::vi
       return;
     }
   }
-  gemm_detail::gemm_packed<P>(c, a, b, alpha, beta, epilogue);
+  gemm_detail::gemm_dynamic<Policy>(c, a, b, alpha, beta, epilogue);
 }
 
 }  // namespace loom

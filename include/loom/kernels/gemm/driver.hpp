@@ -23,6 +23,7 @@
 #include "microkernel.hpp"
 #include "pack.hpp"
 #include "policy.hpp"
+#include "small_dynamic.hpp"
 
 namespace loom::gemm_detail {
 
@@ -257,6 +258,22 @@ void run_gemm(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
 #pragma omp parallel num_threads(int(threads))
   gemm_thread<P, Kernel>(pb, epi, bp, omp_get_thread_num(), omp_get_num_threads());
 #endif
+}
+
+/// The engine as loom::gemm and loom::run call it. No policy given (void): small products take the
+/// unpacked path of small_dynamic.hpp and the rest the default policy; a policy given is always
+/// run on the packed engine, as asked.
+template <class Policy, class T, class Epi = identity_epilogue>
+void dispatch_gemm(const problem<T>& pb, const Epi& epi = {}) {
+  if constexpr (std::is_void_v<Policy>) {
+    if (pb.b.cs == 1 && pb.c.cs == 1 && small_dynamic_shape<T>::fits(pb.M, pb.N, pb.K)) {
+      small_dynamic_gemm(pb.M, pb.N, pb.K, pb.a, pb.b, pb.c, pb.alpha, pb.beta, epi);
+      return;
+    }
+    run_gemm<default_gemm_policy<T>>(pb, epi);
+  } else {
+    run_gemm<Policy>(pb, epi);
+  }
 }
 
 }  // namespace loom::gemm_detail

@@ -51,7 +51,8 @@ auto operand_matrices(const Def& d) {
   }
 }
 
-template <class P, class Def>
+/// Policy void: none given (dispatch_gemm picks the path).
+template <class Policy, class Def>
 void execute_contraction(const Def& def) {
   using C = contraction<Def>;
   using T = typename C::T;
@@ -77,9 +78,9 @@ void execute_contraction(const Def& def) {
       // A column-major C: compute C^T = B^T A^T, so rows of the micro-tile are contiguous.
       if (cv.stride(1) != 1 && cv.stride(0) == 1)
         pb = problem<T>{N, M, Kx, {b.p, b.cs, b.rs}, {a.p, a.cs, a.rs}, {cv.data(), cv.stride(1), cv.stride(0)}, T(1), beta};
-      run_gemm<P>(pb);
+      dispatch_gemm<Policy>(pb);
     } else {
-      run_gemm<P>(pb, expression_epilogue<Def, State>{&d, s});
+      dispatch_gemm<Policy>(pb, expression_epilogue<Def, State>{&d, s});
     }
   });
 }
