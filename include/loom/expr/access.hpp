@@ -47,16 +47,14 @@ struct access : expr_node {
   template <class Rhs>
     requires(Expr<Rhs> || Scalar<Rhs>)
   auto operator=(const Rhs& rhs) const {
-    auto r = detail::lift<value_type>(rhs);
-    return definition<access, decltype(r), assign_set>(*this, r);
+    return definition<access, detail::lifted_t<value_type, Rhs>, assign_set>(*this, detail::lift<value_type>(rhs));
   }
   auto operator=(const access& rhs) const { return definition<access, access, assign_set>(*this, rhs); }
   /// `out(i, j) += e` accumulates into the output.
   template <class Rhs>
     requires(Expr<Rhs> || Scalar<Rhs>)
   auto operator+=(const Rhs& rhs) const {
-    auto r = detail::lift<value_type>(rhs);
-    return definition<access, decltype(r), assign_add>(*this, r);
+    return definition<access, detail::lifted_t<value_type, Rhs>, assign_add>(*this, detail::lift<value_type>(rhs));
   }
 
   // ---- binding ----

@@ -70,9 +70,12 @@ std::string to_string(const E& e) {
 namespace detail {
 template <class To, class E>
 constexpr decltype(auto) lift(const E& e) {
-  if constexpr (Expr<E>) return e;
+  if constexpr (Expr<E>) return e;  // a reference: the node that takes it makes the only copy
   else return constant<To>(static_cast<To>(e));
 }
+/// The node type lift<To> makes of an E.
+template <class To, class E>
+using lifted_t = std::remove_cvref_t<decltype(lift<To>(std::declval<const E&>()))>;
 }  // namespace detail
 
 }  // namespace loom
