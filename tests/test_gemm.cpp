@@ -546,7 +546,7 @@ TEST_CASE("gemm: static small shapes run unpacked and agree with the reference",
 
 // ---------------------------------------------------------------------------------------------
 // The run-time small path (kernels/gemm/small_dynamic.hpp): no policy given, run-time extents,
-// N <= 4 vectors, M >= one register block, M N K <= 64^3, B and C with unit column strides.
+// N <= 4 vectors, M N K <= 64^3, B and C with unit column strides; M below a block padded.
 // ---------------------------------------------------------------------------------------------
 namespace {
 
@@ -559,7 +559,7 @@ void dynamic_small_cases(const char* key) {
   static const double betas[] = {0.0, 0.0, 1.0, -0.75};
   int on_path = 0, cases = 0;
   // N around every vector boundary up to 4 W; M around the row blocks of every NV (16, 8, 4 rows
-  // with AVX-512: whole blocks, a shifted last block, one row short of a block); K from 0.
+  // with AVX-512: whole blocks, a shifted last block, fewer rows than a block, padded); K from 0.
   for (index_t n : {index_t(1), index_t(3), W - 1, W, W + 1, 2 * W - 1, 2 * W, 2 * W + 3, 3 * W, 3 * W + 1,
                     4 * W - 1, 4 * W})
     for (index_t m : {index_t(1), index_t(3), index_t(4), index_t(5), index_t(7), index_t(8), index_t(9), index_t(15),

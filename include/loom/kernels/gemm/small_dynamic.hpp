@@ -1,6 +1,5 @@
 // loom/kernels/gemm/small_dynamic.hpp — C = epilogue(alpha A B + beta C) for small products whose
-// extents are known only at run time: N of at most four vectors, M at least one register block,
-// M N K <= 64^3. Everything fits in L1/L2, so, as on the static path (small.hpp), nothing is
+// extents are known only at run time: N of at most four vectors, M N K <= 64^3. Everything fits in L1/L2, so, as on the static path (small.hpp), nothing is
 // packed: B's rows are loaded where they are, A's elements broadcast from where they are.
 //
 // Why a path of its own: the packed engine pays, per call, a pack of A and of B, zero-padded
@@ -15,7 +14,8 @@
 // M not a multiple of R: the last block is shifted inwards to end at row M (Halide's tail
 // strategy: recompute some rows rather than compile a kernel for each remainder). The rows it
 // shares with the block before are computed again, bit for bit the same, and not stored, so a
-// beta != 0 C is read and written once per element.
+// beta != 0 C is read and written once per element. M below R: A's rows are copied into a block
+// padded with zero rows, and only the real rows are stored.
 //
 // Same contract as the micro-kernel (microkernel.hpp): C is not read when beta == 0, the epilogue
 // sees each vector before it is stored. Needs unit column stride in B and C; any strides in A.
@@ -46,11 +46,15 @@ struct small_dynamic_shape {
     const index_t fit = (registers - NV - 1) / NV;
     return index_t(std::bit_floor(std::size_t(fit < 16 ? fit : 16)));
   }
+  /// Fewer rows than a block: A's rows are copied into a zero-padded block of at most this many
+  /// elements (16 KiB of floats on the stack).
+  static constexpr index_t padded_elements = 4096;
   /// Whether the path takes the problem (B and C must also have unit column strides).
   static bool fits(index_t M, index_t N, index_t K) {
-    if (N < 1 || N > max_vectors * W || K < 0) return false;
+    if (M < 1 || N < 1 || N > max_vectors * W || K < 0) return false;
     const index_t NV = (N + W - 1) / W;
-    return M >= rows(NV) && M <= 64 * 64 * 64 / (N * std::max<index_t>(K, 1));  // M N K <= 64^3, no overflow
+    if (M < rows(NV) && rows(NV) * K > padded_elements) return false;
+    return M <= 64 * 64 * 64 / (N * std::max<index_t>(K, 1));  // M N K <= 64^3, no overflow
   }
 };
 
@@ -63,11 +67,11 @@ LOOM_INLINE B load_lanes(const typename B::value_type* p, index_t lanes) {
   else return lanes == index_t(B::size) ? B::load_unaligned(p) : simd::load_first<B>(p, lanes);
 }
 
-/// Rows [i0, i0 + R) of C, of which rows from `first` on are stored (the rows before belong to
-/// the block before: see the shifted last block above).
+/// Rows [i0, i0 + R) of C, of which rows [first, last) are stored (the rows before `first` belong
+/// to the block before: see the shifted last block above; the rows from `last` on are padding).
 template <class T, index_t NV, index_t R, finish_kind F, class Epi>
 void small_dynamic_block(const matrix_ref<T>& a, const matrix_ref<T>& b, tile_ref<T> c, index_t i0, index_t first,
-                         index_t K, index_t last_lanes, T alpha, T beta, const Epi& epi) {
+                         index_t last, index_t K, index_t last_lanes, T alpha, T beta, const Epi& epi) {
   constexpr index_t W = index_t(simd::native_width<T>);
   using B = simd::batch<T, std::size_t(W)>;
   c.cs = 1;  // the caller checked it
@@ -106,7 +110,7 @@ void small_dynamic_block(const matrix_ref<T>& a, const matrix_ref<T>& b, tile_re
     // Without an epilogue each vector is a store (and a multiply, a load and an FMA at most):
     // straight from the registers.
     [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
-      ((Q / NV >= first ? finish_vector<F>(acc[Q], c, i0 + Q / NV, (Q % NV) * W, Q % NV + 1 < NV ? W : last_lanes,
+      ((Q / NV >= first && Q / NV < last ? finish_vector<F>(acc[Q], c, i0 + Q / NV, (Q % NV) * W, Q % NV + 1 < NV ? W : last_lanes,
                                            alpha, beta, &epi, i0 + Q / NV, (Q % NV) * W)
                         : void()),
        ...);
@@ -118,7 +122,7 @@ void small_dynamic_block(const matrix_ref<T>& a, const matrix_ref<T>& b, tile_re
     [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
       (acc[Q].store_aligned(ab.data() + Q * W), ...);
     }(std::make_integer_sequence<index_t, R * NV>{});
-    for (index_t r = first; r < R; ++r)
+    for (index_t r = first; r < last; ++r)
       for (index_t v = 0; v < NV; ++v)
         finish_vector<F>(B::load_aligned(ab.data() + (r * NV + v) * W), c, i0 + r, v * W,
                          v + 1 < NV ? W : last_lanes, alpha, beta, &epi, i0 + r, v * W);
@@ -131,11 +135,21 @@ void small_dynamic_rows(index_t M, index_t N, index_t K, const matrix_ref<T>& a,
                         const tile_ref<T>& c, T alpha, T beta, const Epi& epi) {
   constexpr index_t R = small_dynamic_shape<T>::rows(NV);
   const index_t last_lanes = N - (NV - 1) * small_dynamic_shape<T>::W;
+  if (M < R) {
+    // Fewer rows than a block: A's rows are copied into an R x K block padded with zero rows, and
+    // only the M real rows are stored (the padding costs FMAs, not packing the engine's way).
+    alignas(64) std::array<T, std::size_t(small_dynamic_shape<T>::padded_elements)> pad;
+    for (index_t r = 0; r < M; ++r)
+      for (index_t k = 0; k < K; ++k) pad[std::size_t(r * K + k)] = a(r, k);
+    std::fill(pad.begin() + M * K, pad.begin() + R * K, T(0));
+    small_dynamic_block<T, NV, R, F>(matrix_ref<T>{pad.data(), K, 1}, b, c, 0, 0, M, K, last_lanes, alpha, beta, epi);
+    return;
+  }
   // Blocks at 0, R, 2 R, ..., the last one shifted to end at M; rows below `done` are stored.
   // (One call site: a second one with first = 0 made gcc clone the kernel.)
   for (index_t done = 0; done < M;) {
     const index_t i0 = std::min(done, M - R);
-    small_dynamic_block<T, NV, R, F>(a, b, c, i0, done - i0, K, last_lanes, alpha, beta, epi);
+    small_dynamic_block<T, NV, R, F>(a, b, c, i0, done - i0, R, K, last_lanes, alpha, beta, epi);
     done = i0 + R;
   }
 }
