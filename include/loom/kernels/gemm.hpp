@@ -129,28 +129,22 @@ LOOM_INLINE void gemm(CM&& C, const AM& A, const BM& B, typename gemm_detail::vi
   const auto& b = B.as_view();
   using dims = gemm_detail::static_dims<std::remove_cvref_t<decltype(c)>, std::remove_cvref_t<decltype(a)>,
                                         std::remove_cvref_t<decltype(b)>>;
-  if constexpr (std::is_void_v<Policy> && dims::small) {
-    // Static and small: no packing (unless B or C has strided rows).
-    // The strides go straight from the views to the kernel: for views built in the caller from
-    // static extents they are constants once inlined, and the dense test folds.
-    if (b.stride(1) == 1 && c.stride(1) == 1) {
-      gemm_detail::check_operands(c, a, b);
-      gemm_detail::small_gemm<T, dims::M, dims::N, dims::K>({a.data(), a.stride(0), a.stride(1)},
-                                                            {b.data(), b.stride(0), b.stride(1)},
-                                                            {c.data(), c.stride(0), c.stride(1)}, alpha, beta, epilogue);
-      return;
-    }
-  }
   if constexpr (std::is_void_v<Policy>) {
-    // Small with run-time extents: the unpacked run-time path straight from here, the views
-    // still in registers (through gemm_dynamic and the problem struct it was ~5 ns more at 16^3).
-    // Column-major C takes the way round: gemm_dynamic turns it into C^T = B^T A^T first.
-    const index_t M = c.extent(0), N = c.extent(1), K = a.extent(1);
-    if (b.stride(1) == 1 && c.stride(1) == 1 && gemm_detail::small_dynamic_shape<T>::fits(M, N, K)) {
-      gemm_detail::check_operands(c, a, b);
-      gemm_detail::small_dynamic_gemm<T>(M, N, K, {a.data(), a.stride(0), a.stride(1)}, {b.data(), b.stride(0), 1},
-                                         {c.data(), c.stride(0), 1}, alpha, beta, epilogue);
-      return;
+    // Small products with contiguous rows in B and C skip the packing, straight from here with the
+    // views in registers: static extents <= 64 on the fully unrolled path (their strides are
+    // constants once inlined, and its dense test folds), run-time extents on the run-time path
+    // (through gemm_dynamic and a problem struct it was ~5 ns more at 16^3). A column-major C goes
+    // through gemm_dynamic, which turns it into C^T = B^T A^T first.
+    if (b.stride(1) == 1 && c.stride(1) == 1) {
+      const index_t M = c.extent(0), N = c.extent(1), K = a.extent(1);
+      if (dims::small || gemm_detail::small_dynamic_shape<T>::fits(M, N, K)) {
+        gemm_detail::check_operands(c, a, b);
+        const gemm_detail::matrix_ref<T> ar{a.data(), a.stride(0), a.stride(1)}, br{b.data(), b.stride(0), 1};
+        const gemm_detail::tile_ref<T> cr{c.data(), c.stride(0), 1};
+        if constexpr (dims::small) gemm_detail::small_gemm<T, dims::M, dims::N, dims::K>(ar, br, cr, alpha, beta, epilogue);
+        else gemm_detail::small_dynamic_gemm<T>(M, N, K, ar, br, cr, alpha, beta, epilogue);
+        return;
+      }
     }
   }
   gemm_detail::gemm_dynamic<Policy>(c, a, b, alpha, beta, epilogue);

@@ -42,6 +42,8 @@ LOOM_INLINE B load_first(const elem_t<B>* p, index_t n) {
     }
   }
 #endif
+  // Emulated through a buffer: a whole vector (a run-time n that is often W) loads directly.
+  if (n == static_cast<index_t>(W)) return B::load_unaligned(p);
   alignas(64) T buf[W] = {};
   std::memcpy(buf, p, sizeof(T) * static_cast<std::size_t>(n));
   return B::load_aligned(buf);

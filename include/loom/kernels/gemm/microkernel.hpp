@@ -79,6 +79,15 @@ enum class finish_kind {
   accumulate,  // C = alpha AB + beta C
 };
 
+/// Calls f.template operator()<F>() with the kind alpha and beta call for: how the small paths
+/// decide their finish once per call.
+template <class T, class F>
+LOOM_INLINE void with_finish_kind(T alpha, T beta, F&& f) {
+  if (beta != T(0)) f.template operator()<finish_kind::accumulate>();
+  else if (alpha != T(1)) f.template operator()<finish_kind::scale>();
+  else f.template operator()<finish_kind::store>();
+}
+
 /// Loads v = C(r, j0 : j0 + lanes), combines, applies the epilogue (unless epi is null) and stores.
 template <finish_kind F = finish_kind::any, class B, class T, class Epi>
 LOOM_INLINE void finish_vector(B acc, const tile_ref<T>& c, index_t r, index_t j, index_t lanes, T alpha, T beta,

@@ -102,9 +102,7 @@ LOOM_INLINE void small_gemm(const matrix_ref<T>& a, const matrix_ref<T>& b, cons
     if (a.rs == K && a.cs == 1 && b.rs == N && c.rs == N) small_blocks<T, M, N, K, true, F>(a, b, c, alpha, beta, epi);
     else small_blocks<T, M, N, K, false, F>(a, b, c, alpha, beta, epi);
   };
-  if (beta != T(0)) with_strides.template operator()<finish_kind::accumulate>();
-  else if (alpha != T(1)) with_strides.template operator()<finish_kind::scale>();
-  else with_strides.template operator()<finish_kind::store>();
+  with_finish_kind(alpha, beta, with_strides);
 }
 
 }  // namespace loom::gemm_detail

@@ -1,6 +1,7 @@
 // loom/kernels/gemm/small_dynamic.hpp — C = epilogue(alpha A B + beta C) for small products whose
-// extents are known only at run time: N of at most four vectors, M N K <= 64^3. Everything fits in L1/L2, so, as on the static path (small.hpp), nothing is
-// packed: B's rows are loaded where they are, A's elements broadcast from where they are.
+// extents are known only at run time: N of at most four vectors, M N K <= 64^3. Everything fits
+// in L1/L2, so, as on the static path (small.hpp), nothing is packed: B's rows are loaded where
+// they are, A's elements broadcast from where they are.
 //
 // Why a path of its own: the packed engine pays, per call, a pack of A and of B, zero-padded
 // slivers of a fixed MR x NR tile and a finish through a buffer per micro-tile; at 16^3 that was
@@ -58,15 +59,6 @@ struct small_dynamic_shape {
   }
 };
 
-/// The first `lanes` lanes from p, the rest zero. With AVX-512 always a masked load: its mask is
-/// the same for every k step (hoisted), and it never touches the lanes past the end of B. Other
-/// targets emulate the mask through a buffer, so they test for a whole vector first.
-template <class B>
-LOOM_INLINE B load_lanes(const typename B::value_type* p, index_t lanes) {
-  if constexpr (simd::detail::use_avx512_mask<B>) return simd::load_first<B>(p, lanes);
-  else return lanes == index_t(B::size) ? B::load_unaligned(p) : simd::load_first<B>(p, lanes);
-}
-
 /// Rows [i0, i0 + R) of C, of which rows [first, last) are stored (the rows before `first` belong
 /// to the block before: see the shifted last block above; the rows from `last` on are padding).
 template <class T, index_t NV, index_t R, finish_kind F, class Epi>
@@ -98,7 +90,8 @@ void small_dynamic_block(const matrix_ref<T>& a, const matrix_ref<T>& b, tile_re
   for (index_t k = 0; k < K; ++k, brow += b.rs) {
     std::array<B, std::size_t(NV)> bv;
     [&]<index_t... V>(std::integer_sequence<index_t, V...>) LOOM_LAMBDA_INLINE {
-      ((bv[V] = V + 1 < NV ? B::load_unaligned(brow + V * W) : load_lanes<B>(brow + V * W, last_lanes)), ...);
+      // The last vector masked (its mask the same for every k step, hoisted with AVX-512).
+      ((bv[V] = V + 1 < NV ? B::load_unaligned(brow + V * W) : simd::load_first<B>(brow + V * W, last_lanes)), ...);
     }(std::make_integer_sequence<index_t, NV>{});
     [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
       // Q = r * NV + v; one broadcast per row, reused across its NV vectors.
@@ -169,11 +162,9 @@ void small_dynamic_gemm(index_t M, index_t N, index_t K, const matrix_ref<T>& a,
   };
   // The finish decided once per call (as on the static path) for plain products; with an
   // epilogue, one kind that tests per vector, so that the epilogue is compiled into four kernels
-  // and not twelve (loom_gemm.cpp: 14.75 G compile instructions against 12.9 G).
+  // and not twelve (loom_gemm.cpp: 13.0 G compile instructions against 14.75 G).
   if constexpr (!is_identity_epilogue<Epi>) with_kind.template operator()<finish_kind::any>();
-  else if (beta != T(0)) with_kind.template operator()<finish_kind::accumulate>();
-  else if (alpha != T(1)) with_kind.template operator()<finish_kind::scale>();
-  else with_kind.template operator()<finish_kind::store>();
+  else with_finish_kind(alpha, beta, with_kind);
 }
 
 }  // namespace loom::gemm_detail
