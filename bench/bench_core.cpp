@@ -518,6 +518,14 @@ template <index_t R>
 using RowsBlockU2 = schedule<split<i, R>, vectorize<j>, split<outer<j>, 2>,
                              reorder<outer<i>, outer<outer<j>>, inner<i>, inner<outer<j>>, inner<j>>, parallel<outer<i>>>;
 
+// ... R rows at once, each also read 2 KiB ahead into L2 once the matrix outgrows the cache.
+template <index_t R>
+using RowsBlockPrefetch = schedule<split<i, R>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>,
+                                   parallel<outer<i>>, prefetch<j, 512>>;
+
+// Column sums, the default's nest without its prefetch<> (8 rows streamed, folded in registers).
+using ColsRowsStreamedNoPrefetch = schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
+                                            vectorize<j>, parallel<outer<i>>>;
 // Column sums, output as accumulator (the brief's reorder<i, j> + vectorize<j>): for each row,
 // cs(j) += X(i, j) over the whole row. loom cannot run it in parallel: the only pure loop outside
 // the reduction would be a split of j, whose vectorized inner loop then has a constant trip count,
@@ -842,6 +850,7 @@ void register_all() {
   LOOM_REG("rowsum_4096/loom_default", rowsum_loom, loom::auto_schedule);
   LOOM_REG("rowsum_4096/loom_rows4", rowsum_loom, RowsBlock<4>);
   LOOM_REG("rowsum_4096/loom_rows4_u2", rowsum_loom, RowsBlockU2<4>);
+  LOOM_REG("rowsum_4096/loom_rows8_prefetch", rowsum_loom, RowsBlockPrefetch<8>);
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
   reg("rowsum_4096/eigen", rowsum_eigen);
 #endif
@@ -849,6 +858,7 @@ void register_all() {
   reg("rowsum_4096/xtensor", rowsum_xtensor);
 #endif
   LOOM_REG("colsum_4096/loom_default", colsum_loom, loom::auto_schedule);
+  LOOM_REG("colsum_4096/loom_rows_streamed_no_prefetch", colsum_loom, ColsRowsStreamedNoPrefetch);
   LOOM_REG("colsum_4096/loom_into_output", colsum_loom, ColsIntoOutput);
   LOOM_REG("colsum_4096/loom_registers8", colsum_loom, ColsRegisters<8>);
   LOOM_REG("colsum_4096/loom_registers16", colsum_loom, ColsRegisters<16>);

@@ -644,6 +644,11 @@ struct directive_tokens<loom::parallel<V, G>> {
   }
 };
 
+template <auto V, index_t D, index_t B>
+struct directive_tokens<loom::prefetch<V, D, B>> {
+  static void add(std::vector<std::string>& v) { v.push_back(str("prefetch: every input read along ", loom::loop_t<V>::name(), " ")); }
+};
+
 template <class X>
 inline constexpr bool is_parallel_directive = false;
 template <auto V, index_t G>
@@ -660,6 +665,17 @@ struct schedule_traits<loom::schedule<D...>> {
   static std::vector<std::string> tokens() {
     std::vector<std::string> v;
     (directive_tokens<D>::add(v), ...);
+    return v;
+  }
+};
+
+template <class C, class T, class E>
+struct schedule_traits<loom::specialize<C, T, E>> {  // both nests are printed, under if / else
+  static constexpr bool has_parallel = schedule_traits<T>::has_parallel || schedule_traits<E>::has_parallel;
+  static std::vector<std::string> tokens() {
+    std::vector<std::string> v{"if the run ", "else:"};
+    for (auto& t : schedule_traits<T>::tokens()) v.push_back(t);
+    for (auto& t : schedule_traits<E>::tokens()) v.push_back(t);
     return v;
   }
 };

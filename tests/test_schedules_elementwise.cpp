@@ -83,7 +83,10 @@ using ew2_schedules = lt::schedule_list<
     // non-temporal stores on every run: aligned whole vectors stream, shifted/masked ones do not
     schedule<vectorize<j>, parallel<i>, stream_stores<0>>,
     schedule<tile<i, j, 8, 32>, vectorize<inner<j>, native, tail::masked>, stream_stores<0>>,
-    schedule<vectorize<j, W8, tail::shift_inwards>, stream_stores<1000>>>;
+    schedule<vectorize<j, W8, tail::shift_inwards>, stream_stores<1000>>,
+    // reads ahead on every run: along the rows, and rows ahead (transposed views move along i too)
+    schedule<vectorize<j>, parallel<i>, prefetch<j, 256, 0>>,
+    schedule<tile<i, j, 8, 32>, vectorize<inner<j>>, prefetch<i, 8, 0>>>;
 
 TEST_CASE("schedule matrix: 2-D elementwise with a broadcast operand", "[schedules][elementwise]") {
   lt::check_schedules<ew2>(ew2_schedules{}, lt::cases_per_schedule(20));
@@ -148,7 +151,8 @@ using chain_float_schedules = lt::schedule_list<
     schedule<split<x, 64>, split<inner<x>, 16>, vectorize<inner<inner<x>>, W8>, parallel<outer<x>>>,
     schedule<split<x, 3, tail::shift_inwards>, unroll<inner<x>>>,
     schedule<split<x, 8192>, vectorize<inner<x>>, parallel<outer<x>>, stream_stores<0>>,
-    schedule<vectorize<x, W4, tail::guard>, unroll<outer<x>, 2>, stream_stores<0>>>;
+    schedule<vectorize<x, W4, tail::guard>, unroll<outer<x>, 2>, stream_stores<0>>,
+    schedule<split<x, 8192>, vectorize<inner<x>>, parallel<outer<x>>, stream_stores<0>, prefetch<x, 1024, 0>>>;
 
 using chain_double_schedules = lt::schedule_list<
     auto_schedule,

@@ -75,7 +75,17 @@ using rowsum_schedules = lt::schedule_list<
     schedule<reorder<j, i>, vectorize<i, native, tail::masked>>,
     schedule<parallel<i>, vectorize<j>, unroll<outer<j>, 2>>,
     schedule<split<i, 8>, parallel<outer<i>>, vectorize<j, native, tail::masked>>,
-    schedule<split<j, 64>, reorder<outer<j>, i>, parallel<outer<j>>, vectorize<inner<j>>>>;  // chunked parallel reduction
+    schedule<split<j, 64>, reorder<outer<j>, i>, parallel<outer<j>>, vectorize<inner<j>>>,  // chunked parallel reduction
+    // reads ahead on every run (MinBytes 0): rows in blocks of 8, along the reduction; and rows ahead
+    schedule<split<i, 8>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>, parallel<outer<i>>, prefetch<j, 512, 0>>,
+    schedule<vectorize<j, native, tail::masked>, prefetch<i, 2, 0>>,
+    // one of two schedules per run: by the bytes touched (4 KB: the small cases take the second),
+    // nested, and the first always (0 bytes)
+    specialize<touches_at_least<4000>, schedule<split<i, 8>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>, prefetch<j, 64, 0>>,
+               schedule<vectorize<j, W4>, unroll<outer<j>, 3>>>,
+    specialize<touches_at_least<20000>, schedule<parallel<i>, vectorize<j>>,
+               specialize<touches_at_least<1000>, schedule<reorder<j, i>>, schedule<split<j, 8>, unroll<inner<j>>>>>,
+    specialize<touches_at_least<0>, schedule<split<i, 4>, parallel<outer<i>>, vectorize<j>>, schedule<>>>;
 
 using rowmax_schedules = lt::schedule_list<
     auto_schedule,
@@ -104,7 +114,11 @@ using colsum_schedules = lt::schedule_list<
              reorder<outer<j>, i, outer<inner<j>>, inner<inner<j>>>, parallel<outer<j>>>,
     schedule<vectorize<i>>,                                             // lanes along the reduction: strided loads
     schedule<unroll<i, 4>, vectorize<j>>,
-    schedule<split<i, 16>, reorder<outer<i>, j>, parallel<outer<i>>, vectorize<j>>>;  // chunked parallel reduction
+    schedule<split<i, 16>, reorder<outer<i>, j>, parallel<outer<i>>, vectorize<j>>,  // chunked parallel reduction
+    // reads ahead on every run (MinBytes 0): the default's rows streamed, and rows ahead (negative: behind)
+    schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>, vectorize<j>,
+             parallel<outer<i>>, prefetch<j, 512, 0>>,
+    schedule<unroll<i, 4>, vectorize<j>, prefetch<i, -3, 0>>>;
 
 TEST_CASE("schedule matrix: row sums", "[schedules][reduction]") {
   lt::check_schedules<rowred<0>>(rowsum_schedules{}, lt::cases_per_schedule(20));

@@ -60,6 +60,27 @@ int main() {
   }
   std::printf("-- column sum, output as accumulator\n%s\n", print_loop_nest<stream>(colsum(j) = sum(i, X(i, j))).c_str());
 
+  // Large matrices come from memory, and one core's reads alone keep too few misses in flight.
+  // prefetch<j, 512> makes every read of X along j also ask for the element 512 columns ahead
+  // (into L2); the third argument is the bytes a run must touch first (0: always, so the lesson
+  // runs it; by default, more than the last-level cache). specialize<> compiles two schedules and
+  // picks one per run: here 8 rows at once, read ahead, out of cache, and the default in cache.
+  Tensor<float, 1> rowsum("rowsum", m);
+  using rows_ahead = schedule<split<i, 8>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>, prefetch<j, 512, 0>>;
+  using by_size = specialize<touches_at_least<1 << 20>, rows_ahead, schedule<vectorize<j>>>;
+  std::printf("-- row sum, specialized by size\n%s\n", print_loop_nest<by_size>(rowsum(i) = sum(j, X(i, j))).c_str());
+  auto check_rowsum = [&](const char* what) {
+    for (int r = 0; r < m; ++r) {
+      double want = 0;
+      for (int c2 = 0; c2 < n; ++c2) want += X(r, c2);
+      lesson::expect_near(rowsum(r), want, 1e-6, what);
+    }
+  };
+  run<by_size>(rowsum(i) = sum(j, X(i, j)));  // 45 x 70 floats: the second schedule
+  check_rowsum("row sum, in cache");
+  run<rows_ahead>(rowsum(i) = sum(j, X(i, j)));
+  check_rowsum("row sum, 8 rows read ahead");
+
   // `+=` accumulates into what is there.
   run(colsum(j) += bias(j));
   for (int c2 = 0; c2 < n; ++c2) {

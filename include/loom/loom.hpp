@@ -12,7 +12,8 @@
 #include "expr/reduce.hpp"      // sum, product, maximum, minimum
 #include "expr/definition.hpp"  // out(i, j) = e, out(i, j) += e
 
-#include "schedule/directives.hpp"  // split, tile, reorder, fuse, unroll, vectorize, parallel, tails
+#include "schedule/directives.hpp"  // split, tile, reorder, fuse, unroll, vectorize, parallel, tails, prefetch
+#include "schedule/specialize.hpp"  // specialize<Condition, Then, Else>: one of two schedules per run
 
 #include "run.hpp"  // loom::run, loom::print_loop_nest
 

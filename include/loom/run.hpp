@@ -7,6 +7,7 @@
 #include "kernels/gemm/run_contraction.hpp"
 #include "lower/print.hpp"
 #include "lower/run.hpp"
+#include "schedule/specialize.hpp"
 #include "tune/default_schedule.hpp"
 
 namespace loom {
@@ -17,7 +18,22 @@ struct auto_schedule {};
 namespace detail {
 template <class S, class Def>
 using resolve_schedule = std::conditional_t<std::is_same_v<S, auto_schedule>, default_schedule_t<Def>, S>;
+
+/// Does a specialize condition hold for this run?
+template <index_t B, class Def>
+bool holds(touches_at_least<B>, const Def& def) {
+  return touched_bytes(def) >= (B == beyond_cache ? simd::outgrows_cache_bytes() : B);
 }
+
+template <class Def>
+std::string describe(const Def&, touches_at_least<beyond_cache>) {
+  return "the run outgrows the last-level cache";
+}
+template <index_t B, class Def>
+std::string describe(const Def&, touches_at_least<B>) {
+  return detail::cat("the run touches >= ", B, " bytes");
+}
+}  // namespace detail
 
 /// Runs a definition: checks extents, bounds and aliasing, then executes the loop nest that
 /// schedule S (a loom::schedule<...>) emits. Throws loom::error before writing anything.
@@ -38,6 +54,10 @@ void run(const D& def) {
     gemm_detail::execute_contraction<typename S::policy>(def);
   } else if constexpr (std::is_same_v<S, auto_schedule> && gemm_detail::contraction<D>::value) {
     gemm_detail::execute_contraction<void>(def);
+  } else if constexpr (is_specialize<detail::resolve_schedule<S, D>>) {
+    using R = detail::resolve_schedule<S, D>;
+    if (detail::holds(typename R::condition{}, def)) run<typename R::then_schedule>(def);
+    else run<typename R::else_schedule>(def);
   } else {
     detail::execute<plan<D, detail::resolve_schedule<S, D>>>(def);
   }
@@ -65,6 +85,20 @@ std::string print_loop_nest(const D& def) {
     def.rhs.print(os);
     os << "  // on the tile in registers\n";
     return os.str();
+  } else if constexpr (is_specialize<detail::resolve_schedule<S, D>>) {
+    using R = detail::resolve_schedule<S, D>;
+    auto indented = [](const std::string& text) {
+      std::string out;
+      for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        out += "  " + text.substr(at, end - at) + "\n";
+        at = end + 1;
+      }
+      return out;
+    };
+    return "if " + detail::describe(def, typename R::condition{}) + ":\n" +
+           indented(print_loop_nest<typename R::then_schedule>(def)) + "else:\n" +
+           indented(print_loop_nest<typename R::else_schedule>(def));
   } else {
     return lower::printer<plan<D, detail::resolve_schedule<S, D>>>::print(def);
   }

@@ -162,9 +162,9 @@ struct access : expr_node {
   }
 
   template <class F>
-  void for_each_access(F&& f) { f(*this); }
+  LOOM_INLINE void for_each_access(F&& f) { f(*this); }
   template <class F>
-  void for_each_access(F&& f) const { f(*this); }
+  LOOM_INLINE void for_each_access(F&& f) const { f(*this); }
 
   void print(std::ostream& os) const {
     os << view.name() << "(";

@@ -54,9 +54,9 @@ struct constant : expr_node {
   template <class VM, class C>
   LOOM_INLINE auto eval_v(const C&) const { return typename VM::template batch<T>(value); }
   template <class F>
-  void for_each_access(F&&) {}
+  LOOM_INLINE void for_each_access(F&&) {}
   template <class F>
-  void for_each_access(F&&) const {}
+  LOOM_INLINE void for_each_access(F&&) const {}
   void print(std::ostream& os) const { os << +value; }
 };
 

@@ -96,8 +96,8 @@ struct unary : expr_node {
   LOOM_INLINE value_type eval(const C& c) const { return Op::apply(a.eval(c)); }
   template <class VM, class C>
   LOOM_INLINE auto eval_v(const C& c) const { return Op::apply(a.template eval_v<VM>(c)); }
-  template <class F> void for_each_access(F&& f) { a.for_each_access(f); }
-  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) { a.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) const { a.for_each_access(f); }
   void print(std::ostream& os) const {
     os << Op::fn << (std::is_same_v<Op, op::neg> ? "" : "(");
     a.print(os);
@@ -120,8 +120,8 @@ struct binary : expr_node {
   LOOM_INLINE value_type eval(const C& c) const { return Op::apply(a.eval(c), b.eval(c)); }
   template <class VM, class C>
   LOOM_INLINE auto eval_v(const C& c) const { return Op::apply(a.template eval_v<VM>(c), b.template eval_v<VM>(c)); }
-  template <class F> void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); }
-  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); }
   void print(std::ostream& os) const {
     if constexpr (requires { Op::sym; }) {
       os << "(";
@@ -156,8 +156,8 @@ struct compare : expr_node {
   LOOM_INLINE bool eval(const C& c) const { return Op::apply(a.eval(c), b.eval(c)); }
   template <class VM, class C>
   LOOM_INLINE auto eval_v(const C& c) const { return Op::apply(a.template eval_v<VM>(c), b.template eval_v<VM>(c)); }
-  template <class F> void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); }
-  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); }
   void print(std::ostream& os) const {
     os << "(";
     a.print(os);
@@ -192,8 +192,8 @@ struct select_node : expr_node {
     else
       return xsimd::select(xsimd::bool_cast(m), a.template eval_v<VM>(c), b.template eval_v<VM>(c));
   }
-  template <class F> void for_each_access(F&& f) { cond.for_each_access(f); a.for_each_access(f); b.for_each_access(f); }
-  template <class F> void for_each_access(F&& f) const { cond.for_each_access(f); a.for_each_access(f); b.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) { cond.for_each_access(f); a.for_each_access(f); b.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) const { cond.for_each_access(f); a.for_each_access(f); b.for_each_access(f); }
   void print(std::ostream& os) const {
     os << "select(";
     cond.print(os);
@@ -226,8 +226,8 @@ struct fma_node : expr_node {
   LOOM_INLINE auto eval_v(const C& c) const {
     return simd::fma(a.template eval_v<VM>(c), b.template eval_v<VM>(c), c3.template eval_v<VM>(c));
   }
-  template <class F> void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); c3.for_each_access(f); }
-  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); c3.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); c3.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); c3.for_each_access(f); }
   void print(std::ostream& os) const {
     os << "fma(";
     a.print(os);
@@ -257,8 +257,8 @@ struct cast_node : expr_node {
     if constexpr (std::is_same_v<To, value_t<A>>) return a.template eval_v<VM>(c);
     else return xsimd::batch_cast<To>(a.template eval_v<VM>(c));
   }
-  template <class F> void for_each_access(F&& f) { a.for_each_access(f); }
-  template <class F> void for_each_access(F&& f) const { a.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) { a.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) const { a.for_each_access(f); }
   void print(std::ostream& os) const {
     os << "cast<" << (std::is_same_v<To, float> ? "float" : std::is_same_v<To, double> ? "double" : std::is_same_v<To, int> ? "int32" : "T") << ">(";
     a.print(os);

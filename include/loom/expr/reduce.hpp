@@ -109,8 +109,8 @@ struct reduce_node<Op, meta::list<RV...>, E> : expr_node {
       return acc;
     }
   }
-  template <class F> void for_each_access(F&& f) { body.for_each_access(f); }
-  template <class F> void for_each_access(F&& f) const { body.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) { body.for_each_access(f); }
+  template <class F> LOOM_INLINE void for_each_access(F&& f) const { body.for_each_access(f); }
   void print(std::ostream& os) const {
     os << Op::name << "(";
     ((os << RV::name() << ", "), ...);

@@ -132,10 +132,13 @@ struct emitter {
       }
     } else if constexpr (strip_mined<P, Rest...>) {                          // outer<Q> + vector inner<Q>
       carry = strip<Mode, Blk, Full>(std::index_sequence<Rest...>{}, s, leaf, carry);
+    } else if constexpr (partitioned<P, Rest...>) {                          // outer<Q>: whole blocks, then the rest
+      carry = partition<typename sched::outer_parent<Y>::type, Mode, Blk, Full>(rest, s, leaf, carry);
     } else if constexpr (D::kind == loop_kind::unrolled && sizeof...(Rest) == 0 && !Plan::template is_pure_at<P> &&
                          folds_unrolled<Leaf, Mode>) {                       // unrolled, folded
-      // The innermost loop reduces into the output: fold its values in registers (in order), then
-      // update the output once.
+      // The innermost loop reduces into the output: fold its values in registers, then update the
+      // output once. A whole block folds pairwise (a chain of log2 F adds instead of F - 1, so the
+      // loads of the next step need not wait); a partial one in order.
       constexpr index_t F = Plan::template trip_of<P>;
       if (n <= 0) return carry;
       auto value_at = [&](index_t u) LOOM_LAMBDA_INLINE {
@@ -143,11 +146,15 @@ struct emitter {
         act<Y>(c, lo + u);
         return leaf.template partial<Mode>(c);
       };
-      auto v = value_at(0);
-      [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
-        ((v = (known_full || U + 1 < n) ? Leaf::fold(v, value_at(U + 1)) : v), ...);
-      }(std::make_integer_sequence<index_t, F - 1>{});
-      leaf.template commit<Mode>(s, v);
+      if (known_full || n == F) {
+        leaf.template commit<Mode>(s, pairwise<Leaf, 0, F>(value_at));
+      } else {
+        auto v = value_at(0);
+        [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
+          ((v = U + 1 < n ? Leaf::fold(v, value_at(U + 1)) : v), ...);
+        }(std::make_integer_sequence<index_t, F - 1>{});
+        leaf.template commit<Mode>(s, v);
+      }
     } else if constexpr (D::kind == loop_kind::unrolled || Plan::template block_loop<P>) {  // unrolled
       constexpr index_t F = Plan::template trip_of<P>;
       constexpr index_t stride = Plan::template block_stride<P>;
@@ -172,6 +179,17 @@ struct emitter {
       for (index_t t = 0; t < n; ++t) carry = step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
     }
     return carry;
+  }
+
+  /// Leaf::fold over value_at(A), ..., value_at(B - 1), as a balanced tree.
+  template <class Leaf, index_t A, index_t B, class F>
+  static LOOM_INLINE auto pairwise(const F& value_at) {
+    if constexpr (B - A == 1) {
+      return value_at(A);
+    } else {
+      constexpr index_t M = A + (B - A) / 2;
+      return Leaf::fold(pairwise<Leaf, A, M>(value_at), pairwise<Leaf, M, B>(value_at));
+    }
   }
 
   template <class Leaf>
@@ -202,6 +220,77 @@ struct emitter {
     }
   }();
 
+  /// Is the loop at position p unrolled at compile time (unroll<>, or a block loop of the reduction)?
+  static constexpr bool unrolled_at(std::size_t p) {
+    bool r = false;
+    [&]<std::size_t... Q>(std::index_sequence<Q...>) {
+      ((Q == p ? (void)(r = meta::at<typename Plan::loops, Q>::kind == loop_kind::unrolled || Plan::template block_loop<Q>) : void()), ...);
+    }(std::make_index_sequence<Plan::N>{});
+    return r;
+  }
+
+  /// A serial outer<Q> whose inner<Q> is unrolled or vectorized further in (not right inside it:
+  /// that is strip_mined, or a plain unrolled loop). Halide's loop partitioning: the whole blocks
+  /// run a copy of the body in which inner<Q>'s trip is the constant factor, so every per-point
+  /// tail test below folds away, and one more copy runs the last, partial block.
+  template <std::size_t P, std::size_t... Rest>
+  static constexpr bool partitioned = [] {
+    using D = meta::at<typename Plan::loops, P>;
+    if constexpr (sizeof...(Rest) < 2 || D::kind != loop_kind::serial || Plan::template block_loop<P>) {
+      return false;
+    } else if constexpr (!requires { typename sched::outer_parent<typename D::id>::type; }) {
+      return false;
+    } else {
+      using Inner = inner_loop<typename sched::outer_parent<typename D::id>::type>;
+      using ids = sched::ids<typename Plan::loops>;
+      if constexpr (!meta::contains<ids, Inner>) {
+        return false;
+      } else {
+        constexpr std::size_t q = meta::index_of<ids, Inner>;
+        return q > P + 1 && (q == Plan::vec_pos || unrolled_at(q));
+      }
+    }
+  }();
+
+  /// The blocks of F points that a split's outer loop walks over [lo, lo + n): whole ones first,
+  /// as whole(start); then under shift_inwards (when there is a whole block) the last block moved
+  /// back to end at the extent, also whole; else the partial one, as partial(start, count).
+  template <class Tail, index_t F, class Whole, class Partial>
+  static LOOM_INLINE void blocks(index_t lo, index_t n, const Whole& whole, const Partial& partial) {
+    const index_t trips = n / F, left = n - trips * F;
+    if constexpr (std::is_same_v<Tail, tail::shift_inwards>) {
+      // Halide's ShiftInwards: the block start is clamped to the last whole block, so the shifted
+      // tail is one more trip of the same loop (one min per block) rather than a second copy of
+      // the body: half the code to compile, nothing measurable to run.
+      if (trips > 0) {
+        const index_t last = lo + n - F;
+        for (index_t t = 0; t < trips + (left > 0); ++t) whole(lo + t * F < last ? lo + t * F : last);
+        return;
+      }
+    } else {
+      for (index_t t = 0; t < trips; ++t) whole(lo + t * F);
+    }
+    if (left > 0) partial(lo + trips * F, left);
+  }
+
+  /// partitioned: blocks of F (Q's split factor) with the count F known to the compiler, then the
+  /// partial block (without it, the vector loop of a row block, say, tests for a tail at every
+  /// vector, and a masked copy of its body sits inside the hot loop).
+  template <class Q, class Mode, index_t Blk, bool Full, class Leaf, class Carry, std::size_t... Rest>
+  static LOOM_INLINE Carry partition(std::index_sequence<Rest...> rest, const state& s, const Leaf& leaf, Carry carry) {
+    constexpr index_t F = sched::split_of<splits, Q>::factor;
+    constexpr std::size_t slot = sched::split_slot<splits, Q>;
+    auto block = [&](index_t start, index_t count) LOOM_LAMBDA_INLINE {
+      state c = s;
+      c.lo[slot] = start;
+      c.n[slot] = count;
+      carry = walk<Mode, Blk, Full>(rest, c, leaf, carry);
+    };
+    blocks<typename sched::split_of<splits, Q>::tail_type, F>(
+        dom_lo<Q>(s), dom_n<Q>(s), [&](index_t start) LOOM_LAMBDA_INLINE { block(start, F); }, block);
+    return carry;
+  }
+
   template <class Mode, index_t Blk, bool Full, class Leaf, class Carry, std::size_t V, std::size_t... Rest>
   static LOOM_INLINE Carry strip(std::index_sequence<V, Rest...>, const state& s, const Leaf& leaf, Carry carry) {
     using Y = typename meta::at<typename Plan::loops, V>::id;  // inner<Q>, the lanes
@@ -210,9 +299,6 @@ struct emitter {
     constexpr index_t W = index_t(Plan::width);
     constexpr std::size_t slot = sched::split_slot<splits, Q>;
     constexpr auto rest = std::index_sequence<Rest...>{};
-    using full_mode = vector_mode<Mode::contiguous, false>;
-    const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
-    const index_t whole = n / W;
     auto vector_at = [&](index_t start, index_t active) LOOM_LAMBDA_INLINE {
       state c = s;
       c.lo[slot] = start;
@@ -221,29 +307,17 @@ struct emitter {
       act<Q>(c, start);
       return c;
     };
-    const index_t left = n - whole * W;
-    if constexpr (std::is_same_v<Tail, tail::shift_inwards>) {
-      // Halide's ShiftInwards: the vector start is clamped to the last full vector, so the
-      // shifted tail is one more trip of the same loop (one min per vector) rather than a second
-      // copy of the body: half the code to compile, nothing measurable to run.
-      if (whole > 0) {
-        const index_t last = lo + n - W, trips = whole + (left > 0);
-        for (index_t t = 0; t < trips; ++t) {
-          const index_t at = lo + t * W;
-          carry = walk<full_mode, Blk, Full>(rest, vector_at(at < last ? at : last, W), leaf, carry);
-        }
-        return carry;
-      }
-    } else {
-      for (index_t t = 0; t < whole; ++t) carry = walk<full_mode, Blk, Full>(rest, vector_at(lo + t * W, W), leaf, carry);
-    }
-    if (left > 0) {
+    auto whole = [&](index_t start) LOOM_LAMBDA_INLINE {
+      carry = walk<vector_mode<Mode::contiguous, false>, Blk, Full>(rest, vector_at(start, W), leaf, carry);
+    };
+    auto partial = [&](index_t start, index_t left) LOOM_LAMBDA_INLINE {
       if constexpr (std::is_same_v<Tail, tail::guard>) {                    // scalar epilogue
-        for (index_t u = 0; u < left; ++u) carry = step<Q, Mode, Blk, Full>(rest, s, lo + whole * W + u, leaf, carry);
+        for (index_t u = 0; u < left; ++u) carry = step<Q, Mode, Blk, Full>(rest, s, start + u, leaf, carry);
       } else {                                                               // masked (or a shift with too few points)
-        carry = walk<vector_mode<Mode::contiguous, true>, Blk, Full>(rest, vector_at(lo + whole * W, left), leaf, carry);
+        carry = walk<vector_mode<Mode::contiguous, true>, Blk, Full>(rest, vector_at(start, left), leaf, carry);
       }
-    }
+    };
+    blocks<Tail, W>(dom_lo<Q>(s), dom_n<Q>(s), whole, partial);
     return carry;
   }
 

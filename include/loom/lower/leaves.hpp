@@ -5,6 +5,7 @@
 #include <array>
 #include <type_traits>
 
+#include "../simd/prefetch.hpp"
 #include "emit.hpp"
 #include "find_reduction.hpp"
 
@@ -18,7 +19,27 @@ struct leaves {
   using state = typename E::state;
   static constexpr bool accumulate_output = std::is_same_v<typename def::mode, assign_add>;
 
+  /// prefetch<V, D>: every input that moves along V, D steps of V ahead (see directives.hpp).
+  /// On is the run's choice (the bytes it touches against the directive's threshold), made once
+  /// per run: a test at every read would keep a register busy in the innermost loop.
+  template <bool On>
+  static LOOM_INLINE void prefetch_inputs(const def& d, const state& s) {
+    if constexpr (On) {
+      using V = typename Plan::prefetch_var;
+      d.rhs.for_each_access([&](const auto& a) LOOM_LAMBDA_INLINE {
+        using A = std::remove_cvref_t<decltype(a)>;
+        if constexpr (meta::contains<typename A::vars, V>) {
+          // A stride the type fixes (a row-major row) makes the distance an immediate.
+          constexpr index_t fixed = A::template static_stride_of<V>;
+          const index_t stride = fixed != unknown_coef ? fixed : a.template stride_of<V>();
+          simd::prefetch_l2(a.address(s), Plan::prefetch_distance * stride);
+        }
+      });
+    }
+  }
+
   /// out = rhs (or out += rhs) at one point or one vector of points.
+  template <bool Prefetch = false>
   struct store {
     // A private copy, not a pointer: xsimd's stores may alias anything, so only fields of a local
     // whose address never escapes stay in registers across them.
@@ -28,6 +49,7 @@ struct leaves {
     static constexpr bool streams = Plan::streams;
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
+      prefetch_inputs<Prefetch>(d, s);
       if constexpr (is_vmode<Mode>) {
         auto v = d.rhs.template eval_v<Mode>(s);
         if constexpr (accumulate_output) v = d.lhs.template eval_v<Mode>(s) + v;
@@ -71,12 +93,13 @@ struct leaves {
   template <class Acc>
   using block_t = std::array<Acc, Plan::block_size>;
 
-  template <class Acc>
+  template <class Acc, bool Prefetch>
   struct accumulate {
     const def* d;
     index_t points;
     template <class Mode, index_t Blk>
     LOOM_INLINE block_t<Acc> at(const state& s, block_t<Acc> acc) const {
+      prefetch_inputs<Prefetch>(*d, s);
       const auto& body = scheduled_reduction(d->rhs).body;
       if constexpr (is_vmode<Mode>) {
         if constexpr (Mode::masked && Plan::lane_is_reduction)  // inactive lanes must add the identity
@@ -124,6 +147,7 @@ struct leaves {
   };
 
   /// Runs the reduction loops for one point (or vector, or block of points) of the output.
+  template <bool Prefetch = false>
   struct region {
     def d;
     index_t points;
@@ -139,12 +163,13 @@ struct leaves {
     }
     template <class Mode, bool Full, class Acc>
     LOOM_INLINE void block(const state& s, block_t<Acc> acc) const {
-      acc = E::template walk<Mode, 0, Full>(E::template range_seq<Plan::red_pos, Plan::N>(), s, accumulate<Acc>{&d, points}, acc);
+      acc = E::template walk<Mode, 0, Full>(E::template range_seq<Plan::red_pos, Plan::N>(), s, accumulate<Acc, Prefetch>{&d, points}, acc);
       E::template walk<Mode, 0, Full>(E::pure_only(E::template range_seq<Plan::red_pos, Plan::N>()), s, finish<Acc>{&d, points}, acc);
     }
   };
 
   /// out = combine(out, body): the output is the accumulator.
+  template <bool Prefetch = false>
   struct update {
     def d;
     index_t points;
@@ -155,6 +180,7 @@ struct leaves {
     static constexpr bool folds_unrolled = is_vmode<Mode> && !Plan::lane_is_reduction;
     template <class Mode>
     LOOM_INLINE auto partial(const state& s) const {
+      prefetch_inputs<Prefetch>(d, s);
       return d.rhs.body.template eval_v<Mode>(s);
     }
     template <class V>
@@ -167,6 +193,7 @@ struct leaves {
     }
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
+      prefetch_inputs<Prefetch>(d, s);
       const auto& body = d.rhs.body;
       if constexpr (is_vmode<Mode> && Plan::lane_is_reduction) {
         const T r = red::horizontal<op>(masked_identity<Mode>(s, body.template eval_v<Mode>(s)));

@@ -211,6 +211,42 @@ struct plan {
   static_assert(!streams || vectorized,
                 "loom::stream_stores: streaming stores write whole vectors; vectorize the output's unit-stride loop");
 
+  // ---- prefetch ----
+  template <class D>
+  struct is_prefetch_directive : std::false_type {};
+  template <auto V, index_t D, index_t B>
+  struct is_prefetch_directive<prefetch<V, D, B>> : std::true_type {};
+  template <class L>
+  struct prefetch_of {  // no prefetch directive
+    static constexpr std::size_t count = 0;
+    using variable = void;
+    static constexpr index_t distance = 0, min_bytes = 0;
+  };
+  template <class P, class... More>
+  struct prefetch_of<meta::list<P, More...>> {
+    static constexpr std::size_t count = 1 + sizeof...(More);
+    using variable = typename P::variable;
+    static constexpr index_t distance = P::distance, min_bytes = P::min_bytes;
+  };
+  template <class S>
+  struct prefetch_directives {
+    using type = meta::list<>;
+  };
+  template <class... D>
+  struct prefetch_directives<schedule<D...>> {
+    using type = meta::filter<meta::list<D...>, is_prefetch_directive>;
+  };
+  using prefetch_found = prefetch_of<typename prefetch_directives<Sched>::type>;
+  /// Inputs moving along prefetch_var are read prefetch_distance steps ahead into L2 when a run
+  /// touches at least prefetch_min_bytes.
+  static constexpr bool prefetches = prefetch_found::count > 0;
+  using prefetch_var = typename prefetch_found::variable;
+  static constexpr index_t prefetch_distance = prefetch_found::distance;
+  static constexpr index_t prefetch_min_bytes = prefetch_found::min_bytes;
+  static_assert(prefetch_found::count <= 1, "loom::prefetch: the schedule names prefetch twice (one variable per schedule)");
+  static_assert(!prefetches || meta::contains<typename Def::vars, prefetch_var>,
+                "loom::prefetch<V, Distance>: V is not a variable of this definition (name a variable, not a loop)");
+
   // ---- tails ----
   template <class S>
   struct resolve_tail {

@@ -73,6 +73,13 @@ struct printer {
       os << "// deterministic parallel reduction: each iteration of the parallel loop reduces its chunk into a\n"
             "// private partial result; the partials are combined in chunk order, then the epilogue runs\n";
     }
+    if constexpr (Plan::prefetches) {
+      os << "// prefetch: every input read along " << Plan::prefetch_var::name() << " also asks for the element "
+         << Plan::prefetch_distance << " steps of " << Plan::prefetch_var::name() << " ahead (into L2)";
+      if constexpr (Plan::prefetch_min_bytes == beyond_cache) os << " once the run outgrows the cache\n";
+      else if constexpr (Plan::prefetch_min_bytes == 0) os << " on every run\n";
+      else os << " when the run touches >= " << Plan::prefetch_min_bytes << " bytes\n";
+    }
     if constexpr (Plan::acc_kind == accumulation::into_output) {
       if constexpr (std::is_same_v<typename Def::mode, assign_set>) os << out << " = identity for all points\n";
     }

@@ -2,9 +2,11 @@
 // call and before any loop: variable extents (checked for consistency), bounds of every access,
 // output/input aliasing, binding of accesses, and the one branch on unit-stride lanes.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <type_traits>
 
+#include "../core/scratch.hpp"
 #include "../core/tensor.hpp"
 #include "leaves.hpp"
 
@@ -84,6 +86,13 @@ template <class View, class T>
 void fill_view(const View& v, T value) {
   constexpr std::size_t R = View::rank;
   if (v.size() == 0) return;
+  bool dense = true;  // row-major without gaps: one run of memory
+  for (index_t d = index_t(R) - 1, expect = 1; d >= 0; expect *= v.extent(std::size_t(d)), --d)
+    dense = dense && (v.extent(std::size_t(d)) == 1 || v.stride(std::size_t(d)) == expect);
+  if (dense) {
+    std::fill_n(v.data(), v.size(), value);
+    return;
+  }
   std::array<index_t, R == 0 ? 1 : R> idx{};
   for (index_t q = 0, n = v.size(); q < n; ++q) {
     index_t o = 0;
@@ -120,22 +129,31 @@ void execute_bound(const Def& d, State& s, index_t points) {
     if constexpr (std::is_same_v<typename Def::mode, assign_set>)
       fill_view(d.lhs.view, L::op::template identity<typename Def::value_type>());
   }
-  auto go = [&]<bool Contig>() {
+  // stream_stores and prefetch act once a run touches enough bytes (beyond_cache: see each).
+  auto big = [&, bytes = index_t{-1}](index_t min_bytes, index_t beyond_cache_bytes) mutable {
+    if (bytes < 0) bytes = touched_bytes(d);
+    return bytes >= (min_bytes == beyond_cache ? beyond_cache_bytes : min_bytes);
+  };
+  auto nest = [&]<bool Contig, bool Prefetch>() {
     if constexpr (Plan::acc_kind == accumulation::none) {
-      typename L::store leaf{d, points};
-      if constexpr (Plan::streams && Contig) {
-        leaf.stream = touched_bytes(d) >= (Plan::stream_min_bytes == beyond_cache ? simd::streaming_threshold_bytes()
-                                                                                    : Plan::stream_min_bytes);
-      }
+      typename L::template store<Prefetch> leaf{d, points};
+      if constexpr (Plan::streams && Contig) leaf.stream = big(Plan::stream_min_bytes, simd::streaming_threshold_bytes());
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
       if (leaf.stream) simd::stream_fence();
     } else if constexpr (Plan::acc_kind == accumulation::registers) {
-      typename L::region leaf{d, points};
+      typename L::template region<Prefetch> leaf{d, points};
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::red_pos>{}, s, leaf, lower::no_carry{});
     } else {
-      typename L::update leaf{d, points};
+      typename L::template update<Prefetch> leaf{d, points};
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
     }
+  };
+  // With prefetch<>, the nest is compiled twice (reads ahead or not) and chosen once per run.
+  auto go = [&]<bool Contig>() {
+    if constexpr (Plan::prefetches) {
+      if (big(Plan::prefetch_min_bytes, simd::outgrows_cache_bytes())) return nest.template operator()<Contig, true>();
+    }
+    nest.template operator()<Contig, false>();
   };
   if constexpr (Plan::vectorized) {
     using lane = typename Plan::lane;
@@ -195,8 +213,10 @@ void execute_chunked(const Def& def, const State& s) {
   shape_t<rank + 1> pshape{};
   pshape[0] = chunks;
   for (std::size_t d = 0; d < rank; ++d) pshape[d + 1] = def.lhs.view.extent(d);
-  Tensor<T, rank + 1> partial(pshape, "partial");
   const index_t outsize = def.lhs.view.size();
+  // The partials live in this thread's scratch buffer: reused from run to run.
+  TensorView<T, rank + 1, dims<rank + 1>, layout_right> partial(
+      scratch<T, scratch_use::reduction_partials>(std::size_t(chunks * outsize)), dims<rank + 1>(pshape), tensor_name("partial"));
 
   const auto& red = lower::scheduled_reduction(def.rhs);
   using Red = std::remove_cvref_t<decltype(red)>;
@@ -236,7 +256,11 @@ void execute_chunked(const Def& def, const State& s) {
   }(static_cast<pure*>(nullptr));
   auto rhs = lower::replace_reduction(def.rhs, combined);
   using Final = definition<typename Def::lhs_type, decltype(rhs), typename Def::mode>;
-  using FSched = schedule<>;
+  // Lanes along the output's last variable (unit-stride in the partials), chunks in order inside.
+  using FSched = decltype([] {
+    if constexpr (pure::size > 0) return schedule<vectorize<meta::at<pure, pure::size - 1>{}>>{};
+    else return schedule<>{};
+  }());
   execute<plan<Final, FSched>>(Final(def.lhs, rhs));
 }
 

@@ -323,6 +323,12 @@ struct apply<N, stream_stores<B>, T> {
   using type = N;
 };
 
+/// prefetch adds reads ahead at the leaf, not loops (lower/plan.hpp checks the variable).
+template <class N, auto V, index_t D, index_t B, class T>
+struct apply<N, prefetch<V, D, B>, T> {
+  using type = N;
+};
+
 template <class N, class S, class T>
 struct apply_all;
 template <class N, class T>

@@ -11,14 +11,13 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
-#include <memory>
-#include <new>
 
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
 
 #include "../../core/config.hpp"
+#include "../../core/scratch.hpp"
 #include "epilogue.hpp"
 #include "microkernel.hpp"
 #include "pack.hpp"
@@ -36,25 +35,6 @@ struct problem {
   T alpha, beta;
 };
 
-/// A grow-only, 64-byte aligned buffer per thread and purpose: packing buffers are reused from
-/// call to call, so a steady stream of GEMMs allocates (and page-faults) nothing.
-template <class T, int Purpose>
-T* scratch(std::size_t n) {
-  struct buffer {
-    struct release {
-      void operator()(T* p) const { ::operator delete(p, std::align_val_t{64}); }
-    };
-    std::unique_ptr<T, release> p;
-    std::size_t size = 0;
-  };
-  thread_local buffer b;
-  if (b.size < n) {
-    b.p.reset(static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})));
-    b.size = n;
-  }
-  return b.p.get();
-}
-inline constexpr int scratch_a = 0, scratch_b = 1, scratch_b_sliver = 2;
 
 /// [lo, hi) of n items for part q of p (the first n % p parts get one more).
 struct range {
@@ -165,9 +145,9 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   const thread_grid g = choose_grid(team, mp, np_all);
   const range rows = split_range(mp, g.tm, tid / g.tn);
   const index_t m_lo = rows.lo * MR, m_hi = std::min(pb.M, rows.hi * MR);
-  T* ap = scratch<T, scratch_a>(std::size_t(MC * KC));
+  T* ap = detail::scratch<T, detail::scratch_use::gemm_a>(std::size_t(MC * KC));
   const bool per_sliver = b_per_sliver<P>(pb);
-  T* bs = per_sliver ? scratch<T, scratch_b_sliver>(std::size_t(KC * NR)) : nullptr;
+  T* bs = per_sliver ? detail::scratch<T, detail::scratch_use::gemm_b_sliver>(std::size_t(KC * NR)) : nullptr;
   // K in equal blocks of at most KC: 600 = 300 + 300, not 576 + 24 (a short last block pays a
   // whole pass over C and a repack of A for a few FMAs per element).
   const index_t k_blocks = std::max<index_t>(1, (pb.K + KC - 1) / KC);
@@ -241,7 +221,7 @@ void run_gemm(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
   using T = typename P::value_type;
   if (pb.M == 0 || pb.N == 0) return;
   const index_t nb = std::min(P::NC, pb.N);
-  T* bp = b_per_sliver<P>(pb) ? nullptr : scratch<T, scratch_b>(std::size_t(P::KC * ((nb + P::NR - 1) / P::NR) * P::NR));
+  T* bp = b_per_sliver<P>(pb) ? nullptr : detail::scratch<T, detail::scratch_use::gemm_b>(std::size_t(P::KC * ((nb + P::NR - 1) / P::NR) * P::NR));
   index_t threads = 1;
 #if defined(_OPENMP)
   // Below ~2 MFLOP a fork/join costs more than it saves.

@@ -1,0 +1,16 @@
+// expect: loom::specialize<Condition, Then, Else>: Condition must be a specialize condition
+// compile_fail: a schedule directive used as the condition.
+#include <loom/loom.hpp>
+
+using namespace loom::vars;
+
+int main() {
+  loom::Tensor<float, 2> A("A", 8, 8);
+  loom::Tensor<float, 1> r("r", 8);
+#ifndef LOOM_COMPILE_FAIL_CONTROL
+  loom::run<loom::specialize<loom::stream_stores<>, loom::schedule<loom::vectorize<j>>, loom::schedule<>>>(r(i) = loom::sum(j, A(i, j)));
+#else
+  loom::run<loom::specialize<loom::touches_at_least<1 << 20>, loom::schedule<loom::vectorize<j>>, loom::schedule<>>>(r(i) = loom::sum(j, A(i, j)));
+#endif
+  return 0;
+}
