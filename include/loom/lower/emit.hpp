@@ -132,8 +132,6 @@ struct emitter {
       }
     } else if constexpr (strip_mined<P, Rest...>) {                          // outer<Q> + vector inner<Q>
       carry = strip<Mode, Blk, Full>(std::index_sequence<Rest...>{}, s, leaf, carry);
-    } else if constexpr (partitioned<P, Rest...>) {                          // outer<Q>: whole blocks, then the rest
-      carry = partition<typename sched::outer_parent<Y>::type, Mode, Blk, Full>(rest, s, leaf, carry);
     } else if constexpr (D::kind == loop_kind::unrolled && sizeof...(Rest) == 0 && !Plan::template is_pure_at<P> &&
                          folds_unrolled<Leaf, Mode>) {                       // unrolled, folded
       // The innermost loop reduces into the output: fold its values in registers, then update the
@@ -175,6 +173,8 @@ struct emitter {
           if (leaf.stream) simd::stream_fence();  // each thread orders its own streaming stores
         }
       }
+    } else if constexpr (partitioned<P, Rest...>) {                          // serial outer<Q>: whole blocks, then the rest
+      carry = partition<typename sched::outer_parent<Y>::type, Mode, Blk, Full>(rest, s, leaf, carry);
     } else {                                                                 // serial
       for (index_t t = 0; t < n; ++t) carry = step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
     }
@@ -252,27 +252,6 @@ struct emitter {
     }
   }();
 
-  /// The blocks of F points that a split's outer loop walks over [lo, lo + n): whole ones first,
-  /// as whole(start); then under shift_inwards (when there is a whole block) the last block moved
-  /// back to end at the extent, also whole; else the partial one, as partial(start, count).
-  template <class Tail, index_t F, class Whole, class Partial>
-  static LOOM_INLINE void blocks(index_t lo, index_t n, const Whole& whole, const Partial& partial) {
-    const index_t trips = n / F, left = n - trips * F;
-    if constexpr (std::is_same_v<Tail, tail::shift_inwards>) {
-      // Halide's ShiftInwards: the block start is clamped to the last whole block, so the shifted
-      // tail is one more trip of the same loop (one min per block) rather than a second copy of
-      // the body: half the code to compile, nothing measurable to run.
-      if (trips > 0) {
-        const index_t last = lo + n - F;
-        for (index_t t = 0; t < trips + (left > 0); ++t) whole(lo + t * F < last ? lo + t * F : last);
-        return;
-      }
-    } else {
-      for (index_t t = 0; t < trips; ++t) whole(lo + t * F);
-    }
-    if (left > 0) partial(lo + trips * F, left);
-  }
-
   /// partitioned: blocks of F (Q's split factor) with the count F known to the compiler, then the
   /// partial block (without it, the vector loop of a row block, say, tests for a tail at every
   /// vector, and a masked copy of its body sits inside the hot loop).
@@ -280,14 +259,23 @@ struct emitter {
   static LOOM_INLINE Carry partition(std::index_sequence<Rest...> rest, const state& s, const Leaf& leaf, Carry carry) {
     constexpr index_t F = sched::split_of<splits, Q>::factor;
     constexpr std::size_t slot = sched::split_slot<splits, Q>;
-    auto block = [&](index_t start, index_t count) LOOM_LAMBDA_INLINE {
-      state c = s;
-      c.lo[slot] = start;
-      c.n[slot] = count;
+    constexpr bool shift = std::is_same_v<typename sched::split_of<splits, Q>::tail_type, tail::shift_inwards>;
+    const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
+    // Under shift_inwards every block is whole, the last one moved back to end at the extent (when
+    // there is a whole one); otherwise the whole blocks, then the partial one.
+    const index_t whole = shift && n >= F ? (n + F - 1) / F : n / F;
+    state c = s;
+    c.n[slot] = F;
+    for (index_t t = 0; t < whole; ++t) {
+      if constexpr (shift) c.lo[slot] = lo + t * F < lo + n - F ? lo + t * F : lo + n - F;
+      else c.lo[slot] = lo + t * F;
       carry = walk<Mode, Blk, Full>(rest, c, leaf, carry);
-    };
-    blocks<typename sched::split_of<splits, Q>::tail_type, F>(
-        dom_lo<Q>(s), dom_n<Q>(s), [&](index_t start) LOOM_LAMBDA_INLINE { block(start, F); }, block);
+    }
+    if (whole * F < n) {
+      c.lo[slot] = lo + whole * F;
+      c.n[slot] = n - whole * F;
+      carry = walk<Mode, Blk, Full>(rest, c, leaf, carry);
+    }
     return carry;
   }
 
@@ -299,6 +287,9 @@ struct emitter {
     constexpr index_t W = index_t(Plan::width);
     constexpr std::size_t slot = sched::split_slot<splits, Q>;
     constexpr auto rest = std::index_sequence<Rest...>{};
+    using full_mode = vector_mode<Mode::contiguous, false>;
+    const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
+    const index_t whole = n / W;
     auto vector_at = [&](index_t start, index_t active) LOOM_LAMBDA_INLINE {
       state c = s;
       c.lo[slot] = start;
@@ -307,17 +298,29 @@ struct emitter {
       act<Q>(c, start);
       return c;
     };
-    auto whole = [&](index_t start) LOOM_LAMBDA_INLINE {
-      carry = walk<vector_mode<Mode::contiguous, false>, Blk, Full>(rest, vector_at(start, W), leaf, carry);
-    };
-    auto partial = [&](index_t start, index_t left) LOOM_LAMBDA_INLINE {
-      if constexpr (std::is_same_v<Tail, tail::guard>) {                    // scalar epilogue
-        for (index_t u = 0; u < left; ++u) carry = step<Q, Mode, Blk, Full>(rest, s, start + u, leaf, carry);
-      } else {                                                               // masked (or a shift with too few points)
-        carry = walk<vector_mode<Mode::contiguous, true>, Blk, Full>(rest, vector_at(start, left), leaf, carry);
+    const index_t left = n - whole * W;
+    if constexpr (std::is_same_v<Tail, tail::shift_inwards>) {
+      // Halide's ShiftInwards: the vector start is clamped to the last full vector, so the
+      // shifted tail is one more trip of the same loop (one min per vector) rather than a second
+      // copy of the body: half the code to compile, nothing measurable to run.
+      if (whole > 0) {
+        const index_t last = lo + n - W, trips = whole + (left > 0);
+        for (index_t t = 0; t < trips; ++t) {
+          const index_t at = lo + t * W;
+          carry = walk<full_mode, Blk, Full>(rest, vector_at(at < last ? at : last, W), leaf, carry);
+        }
+        return carry;
       }
-    };
-    blocks<Tail, W>(dom_lo<Q>(s), dom_n<Q>(s), whole, partial);
+    } else {
+      for (index_t t = 0; t < whole; ++t) carry = walk<full_mode, Blk, Full>(rest, vector_at(lo + t * W, W), leaf, carry);
+    }
+    if (left > 0) {
+      if constexpr (std::is_same_v<Tail, tail::guard>) {                    // scalar epilogue
+        for (index_t u = 0; u < left; ++u) carry = step<Q, Mode, Blk, Full>(rest, s, lo + whole * W + u, leaf, carry);
+      } else {                                                               // masked (or a shift with too few points)
+        carry = walk<vector_mode<Mode::contiguous, true>, Blk, Full>(rest, vector_at(lo + whole * W, left), leaf, carry);
+      }
+    }
     return carry;
   }
 
