@@ -25,13 +25,10 @@ bool holds(touches_at_least<B>, const Def& def) {
   return touched_bytes(def) >= (B == beyond_cache ? simd::outgrows_cache_bytes() : B);
 }
 
-template <class Def>
-std::string describe(const Def&, touches_at_least<beyond_cache>) {
-  return "the run outgrows the last-level cache";
-}
-template <index_t B, class Def>
-std::string describe(const Def&, touches_at_least<B>) {
-  return detail::cat("the run touches >= ", B, " bytes");
+template <index_t B>
+std::string describe(touches_at_least<B>) {
+  if constexpr (B == beyond_cache) return "the run outgrows the last-level cache";
+  else return detail::cat("the run touches >= ", B, " bytes");
 }
 }  // namespace detail
 
@@ -96,7 +93,7 @@ std::string print_loop_nest(const D& def) {
       }
       return out;
     };
-    return "if " + detail::describe(def, typename R::condition{}) + ":\n" +
+    return "if " + detail::describe(typename R::condition{}) + ":\n" +
            indented(print_loop_nest<typename R::then_schedule>(def)) + "else:\n" +
            indented(print_loop_nest<typename R::else_schedule>(def));
   } else {

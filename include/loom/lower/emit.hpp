@@ -220,15 +220,6 @@ struct emitter {
     }
   }();
 
-  /// Is the loop at position p unrolled at compile time (unroll<>, or a block loop of the reduction)?
-  static constexpr bool unrolled_at(std::size_t p) {
-    bool r = false;
-    [&]<std::size_t... Q>(std::index_sequence<Q...>) {
-      ((Q == p ? (void)(r = meta::at<typename Plan::loops, Q>::kind == loop_kind::unrolled || Plan::template block_loop<Q>) : void()), ...);
-    }(std::make_index_sequence<Plan::N>{});
-    return r;
-  }
-
   /// A serial outer<Q> whose inner<Q> is unrolled or vectorized further in (not right inside it:
   /// that is strip_mined, or a plain unrolled loop). Halide's loop partitioning: the whole blocks
   /// run a copy of the body in which inner<Q>'s trip is the constant factor, so every per-point
@@ -247,7 +238,8 @@ struct emitter {
         return false;
       } else {
         constexpr std::size_t q = meta::index_of<ids, Inner>;
-        return q > P + 1 && (q == Plan::vec_pos || unrolled_at(q));
+        return q > P + 1 && (q == Plan::vec_pos || meta::at<typename Plan::loops, q>::kind == loop_kind::unrolled ||
+                             Plan::template block_loop<q>);
       }
     }
   }();

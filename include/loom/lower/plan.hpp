@@ -182,68 +182,53 @@ struct plan {
                 "loom: the reduction's accumulator block (constant-trip loops inside the reduction) exceeds 64 "
                 "registers; use smaller split/unroll factors inside the reduction loops");
 
-  // ---- stream_stores ----
+  // ---- directives that change the leaf, not the loops: stream_stores, prefetch ----
+  template <class S>
+  struct directive_list {
+    using type = meta::list<>;
+  };
+  template <class... D>
+  struct directive_list<schedule<D...>> {
+    using type = meta::list<D...>;
+  };
+  /// The schedule's directives of one kind (Is<D>::value), and the first of them (None if none).
+  template <template <class> class Is, class None>
+  struct find_directive {
+    using all = meta::filter<typename directive_list<Sched>::type, Is>;
+    using first = meta::at<meta::concat<all, meta::list<None>>, 0>;
+  };
+
   template <class D>
   struct is_stream_directive : std::false_type {};
   template <index_t B>
   struct is_stream_directive<stream_stores<B>> : std::true_type {};
-  template <class S>
-  struct streaming_of {
-    static constexpr std::size_t count = 0;
-    static constexpr index_t min_bytes = 0;
-  };
-  template <class... D>
-  struct streaming_of<schedule<D...>> {
-    static constexpr std::size_t count = (std::size_t{is_stream_directive<D>::value} + ... + 0);
-    static constexpr index_t min_bytes = [] {
-      index_t b = 0;
-      ([&] { if constexpr (is_stream_directive<D>::value) b = D::min_bytes; }(), ...);
-      return b;
-    }();
-  };
+  using streaming = find_directive<is_stream_directive, stream_stores<0>>;
   /// The output is written with non-temporal stores when a run touches at least stream_min_bytes.
-  static constexpr bool streams = streaming_of<Sched>::count > 0;
-  static constexpr index_t stream_min_bytes = streaming_of<Sched>::min_bytes;
-  static_assert(streaming_of<Sched>::count <= 1, "loom::stream_stores: the schedule names stream_stores twice");
+  static constexpr bool streams = streaming::all::size > 0;
+  static constexpr index_t stream_min_bytes = streaming::first::min_bytes;
+  static_assert(streaming::all::size <= 1, "loom::stream_stores: the schedule names stream_stores twice");
   static_assert(!streams || (acc_kind == accumulation::none && std::is_same_v<typename Def::mode, assign_set>),
                 "loom::stream_stores: only for `out(...) = e` without reductions (an output that is read, by `+=` "
                 "or as a reduction's accumulator, is better kept in cache); remove stream_stores");
   static_assert(!streams || vectorized,
                 "loom::stream_stores: streaming stores write whole vectors; vectorize the output's unit-stride loop");
 
-  // ---- prefetch ----
   template <class D>
   struct is_prefetch_directive : std::false_type {};
   template <auto V, index_t D, index_t B>
   struct is_prefetch_directive<prefetch<V, D, B>> : std::true_type {};
-  template <class L>
-  struct prefetch_of {  // no prefetch directive
-    static constexpr std::size_t count = 0;
+  struct no_prefetch {
     using variable = void;
     static constexpr index_t distance = 0, min_bytes = 0;
   };
-  template <class P, class... More>
-  struct prefetch_of<meta::list<P, More...>> {
-    static constexpr std::size_t count = 1 + sizeof...(More);
-    using variable = typename P::variable;
-    static constexpr index_t distance = P::distance, min_bytes = P::min_bytes;
-  };
-  template <class S>
-  struct prefetch_directives {
-    using type = meta::list<>;
-  };
-  template <class... D>
-  struct prefetch_directives<schedule<D...>> {
-    using type = meta::filter<meta::list<D...>, is_prefetch_directive>;
-  };
-  using prefetch_found = prefetch_of<typename prefetch_directives<Sched>::type>;
+  using prefetching = find_directive<is_prefetch_directive, no_prefetch>;
   /// Inputs moving along prefetch_var are read prefetch_distance steps ahead into L2 when a run
   /// touches at least prefetch_min_bytes.
-  static constexpr bool prefetches = prefetch_found::count > 0;
-  using prefetch_var = typename prefetch_found::variable;
-  static constexpr index_t prefetch_distance = prefetch_found::distance;
-  static constexpr index_t prefetch_min_bytes = prefetch_found::min_bytes;
-  static_assert(prefetch_found::count <= 1, "loom::prefetch: the schedule names prefetch twice (one variable per schedule)");
+  static constexpr bool prefetches = prefetching::all::size > 0;
+  using prefetch_var = typename prefetching::first::variable;
+  static constexpr index_t prefetch_distance = prefetching::first::distance;
+  static constexpr index_t prefetch_min_bytes = prefetching::first::min_bytes;
+  static_assert(prefetching::all::size <= 1, "loom::prefetch: the schedule names prefetch twice (one variable per schedule)");
   static_assert(!prefetches || meta::contains<typename Def::vars, prefetch_var>,
                 "loom::prefetch<V, Distance>: V is not a variable of this definition (name a variable, not a loop)");
 
