@@ -8,6 +8,8 @@
 //                              copy_16M/nt_stores (streaming stores by hand) counts too.
 //   fused_16M                  out(i) = max(a * x(i) + b, 0) * sigmoid(c(i)); bytes 3 * 4 * N.
 //   rowsum_4096, colsum_4096   rs(i) = sum(j, X(i, j)), cs(j) = sum(i, X(i, j)); bytes 4 * M * N.
+//   rowsum_65536x256, ...      the same sums over the same 64 MiB seen as 65536 rows of 256: rows
+//                              too short to stream 8 at once (the default picks other nests).
 //   read_4096x4096/xsimd       the read roof of the sums: the same bytes summed by a hand-written
 //                              xsimd loop (4 accumulators, OpenMP over rows). A sum only reads, a
 //                              copy reads and writes; with streaming stores one core can move more
@@ -120,18 +122,27 @@ VecData& vec() {
   return d;
 }
 
+/// Row and column sums of a rows x cols row-major matrix in double, and the sums of magnitudes
+/// that scale the check's tolerance.
+struct SumReference {
+  std::vector<double> rs_ref, cs_ref, rs_scale, cs_scale;
+  SumReference(const float* x, index_t rows, index_t cols)
+      : rs_ref(std::size_t(rows)), cs_ref(std::size_t(cols)), rs_scale(std::size_t(rows)), cs_scale(std::size_t(cols)) {
+    for (index_t r = 0; r < rows; ++r)
+      for (index_t q = 0; q < cols; ++q) {
+        const double v = x[r * cols + q];
+        rs_ref[r] += v, cs_ref[q] += v, rs_scale[r] += std::abs(v), cs_scale[q] += std::abs(v);
+      }
+  }
+};
+
 struct MatData {  // 4096 x 4096: copies, row and column sums
   loom::Tensor<float, 2> X{"X", M2, M2}, out{"out", M2, M2};
   loom::Tensor<float, 1> rs{"rs", M2}, cs{"cs", M2};
-  std::vector<double> rs_ref, cs_ref, rs_scale, cs_scale;
-  MatData() {
-    fill_random(X.data(), M2 * M2, 3u, -1.f, 1.f);
-    rs_ref.assign(M2, 0.0), cs_ref.assign(M2, 0.0), rs_scale.assign(M2, 0.0), cs_scale.assign(M2, 0.0);
-    for (index_t r = 0; r < M2; ++r)
-      for (index_t q = 0; q < M2; ++q) {
-        const double v = X(r, q);
-        rs_ref[r] += v, cs_ref[q] += v, rs_scale[r] += std::abs(v), cs_scale[q] += std::abs(v);
-      }
+  SumReference sums{filled(X), M2, M2};
+  static const float* filled(loom::Tensor<float, 2>& x) {
+    fill_random(x.data(), M2 * M2, 3u, -1.f, 1.f);
+    return x.data();
   }
 };
 MatData& mat() {
@@ -431,10 +442,10 @@ void fused_xtensor(benchmark::State& st) {
 constexpr double sum_bytes = 4.0 * double(M2) * double(M2);
 
 void rowsum_check(const std::string& name, const float* rs) {
-  check_close(name, rs, mat().rs_ref.data(), M2, 1e-5, 1e-6, mat().rs_scale.data());
+  check_close(name, rs, mat().sums.rs_ref.data(), M2, 1e-5, 1e-6, mat().sums.rs_scale.data());
 }
 void colsum_check(const std::string& name, const float* cs) {
-  check_close(name, cs, mat().cs_ref.data(), M2, 1e-5, 1e-6, mat().cs_scale.data());
+  check_close(name, cs, mat().sums.cs_ref.data(), M2, 1e-5, 1e-6, mat().sums.cs_scale.data());
 }
 
 template <class S>
@@ -480,13 +491,48 @@ void read_xsimd(benchmark::State& st) {
   check_once(key("read_4096x4096/xsimd", st), [&] {
     double want = 0, scale = 0;
     for (index_t r = 0; r < M2; ++r) {
-      want += double(mat().rs_ref[std::size_t(r)]);
-      scale += double(mat().rs_scale[std::size_t(r)]);
+      want += double(mat().sums.rs_ref[std::size_t(r)]);
+      scale += double(mat().sums.rs_scale[std::size_t(r)]);
     }
     const double got = once();
     check_close("read_4096x4096/xsimd", &got, &want, 1, 1e-5, 1e-6, &scale);
   });
   for (auto _ : st) benchmark::DoNotOptimize(once());
+  set_bytes(st, sum_bytes);
+}
+
+// The same bytes as 65536 rows of 256 floats (tall and skinny), with their own references.
+constexpr index_t TALL_ROWS = 65536, TALL_COLS = M2 * M2 / TALL_ROWS;
+struct TallData {
+  loom::TensorView<float, 2, loom::dims<2>, loom::layout_right> X = loom::view(mat().X.data(), loom::shape(TALL_ROWS, TALL_COLS), "X");
+  loom::Tensor<float, 1> rs{"rs", TALL_ROWS}, cs{"cs", TALL_COLS};
+  SumReference sums{mat().X.data(), TALL_ROWS, TALL_COLS};
+};
+TallData& tall() {
+  static TallData d;
+  return d;
+}
+
+/// Row or column sums of the tall view under schedule S (Rows: rs(i), else cs(j)).
+template <bool Rows, class S>
+void tallsum_loom(benchmark::State& st, const char* name) {
+  use_threads(st);
+  auto& d = tall();
+  auto& out = Rows ? d.rs : d.cs;
+  const index_t n = Rows ? TALL_ROWS : TALL_COLS;
+  auto once = [&] {
+    if constexpr (Rows) loom::run<S>(d.rs(i) = sum(j, d.X(i, j)));
+    else loom::run<S>(d.cs(j) = sum(i, d.X(i, j)));
+  };
+  check_once(key(name, st), [&] {
+    poison(out.data(), n);
+    once();
+    check_close(name, out.data(), (Rows ? d.sums.rs_ref : d.sums.cs_ref).data(), std::size_t(n), 1e-5, 1e-6, (Rows ? d.sums.rs_scale : d.sums.cs_scale).data());
+  });
+  for (auto _ : st) {
+    once();
+    touch(out.data());
+  }
   set_bytes(st, sum_bytes);
 }
 
@@ -526,6 +572,10 @@ using RowsBlockPrefetch = schedule<split<i, R>, vectorize<j>, reorder<outer<i>, 
 // Column sums, the default's nest without its prefetch<> (8 rows streamed, folded in registers).
 using ColsRowsStreamedNoPrefetch = schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
                                             vectorize<j>, parallel<outer<i>>>;
+// ... and read ahead 2 KiB along the rows once the matrix outgrows the cache (the default before
+// it chose by row length).
+using ColsRowsStreamedPrefetch = schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
+                                          vectorize<j>, parallel<outer<i>>, prefetch<j, 512>>;
 // Column sums, output as accumulator (the brief's reorder<i, j> + vectorize<j>): for each row,
 // cs(j) += X(i, j) over the whole row. loom cannot run it in parallel: the only pure loop outside
 // the reduction would be a split of j, whose vectorized inner loop then has a constant trip count,
@@ -573,6 +623,29 @@ void rowsum_eigen(benchmark::State& st) {
   for (auto _ : st) {
     d.rs.noalias() = d.X.rowwise().sum();
     touch(d.rs.data());
+  }
+  set_bytes(st, sum_bytes);
+}
+template <bool Rows>
+void tallsum_eigen(benchmark::State& st) {
+  use_threads(st);
+  auto& d = tall();
+  const Eigen::Map<const EMat> X(d.X.data(), TALL_ROWS, TALL_COLS);
+  const char* name = Rows ? "rowsum_65536x256/eigen" : "colsum_65536x256/eigen";
+  const index_t n = Rows ? TALL_ROWS : TALL_COLS;
+  float* out = Rows ? d.rs.data() : d.cs.data();
+  auto once = [&] {
+    if constexpr (Rows) Eigen::Map<Eigen::VectorXf>(out, n).noalias() = X.rowwise().sum();
+    else Eigen::Map<Eigen::RowVectorXf>(out, n).noalias() = X.colwise().sum();
+  };
+  check_once(key(name, st), [&] {
+    poison(out, n);
+    once();
+    check_close(name, out, (Rows ? d.sums.rs_ref : d.sums.cs_ref).data(), std::size_t(n), 1e-5, 1e-6, (Rows ? d.sums.rs_scale : d.sums.cs_scale).data());
+  });
+  for (auto _ : st) {
+    once();
+    touch(out);
   }
   set_bytes(st, sum_bytes);
 }
@@ -870,6 +943,16 @@ void register_all() {
 #endif
 #if defined(LOOM_HAVE_XTENSOR) && LOOM_HAVE_XTENSOR
   reg("colsum_4096/xtensor", colsum_xtensor);
+#endif
+
+  // the same sums, 65536 x 256: the default against the nests it picks for long rows
+  LOOM_REG("rowsum_65536x256/loom_default", tallsum_loom, true, loom::auto_schedule);
+  LOOM_REG("rowsum_65536x256/loom_rows8_prefetch", tallsum_loom, true, RowsBlockPrefetch<8>);
+  LOOM_REG("colsum_65536x256/loom_default", tallsum_loom, false, loom::auto_schedule);
+  LOOM_REG("colsum_65536x256/loom_rows_streamed_prefetch", tallsum_loom, false, ColsRowsStreamedPrefetch);
+#if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
+  reg("rowsum_65536x256/eigen", tallsum_eigen<true>);
+  reg("colsum_65536x256/eigen", tallsum_eigen<false>);
 #endif
 
   // transpose

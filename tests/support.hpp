@@ -669,11 +669,20 @@ struct schedule_traits<loom::schedule<D...>> {
   }
 };
 
+template <class C>
+struct condition_token {  // touches_at_least<Bytes>
+  static std::string text() { return "if the run "; }
+};
+template <auto V, index_t N>
+struct condition_token<loom::extent_at_least<V, N>> {
+  static std::string text() { return str("if ", loom::loop_t<V>::name(), ".extent >= ", N, ":\n"); }
+};
+
 template <class C, class T, class E>
 struct schedule_traits<loom::specialize<C, T, E>> {  // both nests are printed, under if / else
   static constexpr bool has_parallel = schedule_traits<T>::has_parallel || schedule_traits<E>::has_parallel;
   static std::vector<std::string> tokens() {
-    std::vector<std::string> v{"if the run ", "else:"};
+    std::vector<std::string> v{condition_token<C>::text(), "else:"};
     for (auto& t : schedule_traits<T>::tokens()) v.push_back(t);
     for (auto& t : schedule_traits<E>::tokens()) v.push_back(t);
     return v;

@@ -85,7 +85,12 @@ using rowsum_schedules = lt::schedule_list<
                schedule<vectorize<j, W4>, unroll<outer<j>, 3>>>,
     specialize<touches_at_least<20000>, schedule<parallel<i>, vectorize<j>>,
                specialize<touches_at_least<1000>, schedule<reorder<j, i>>, schedule<split<j, 8>, unroll<inner<j>>>>>,
-    specialize<touches_at_least<0>, schedule<split<i, 4>, parallel<outer<i>>, vectorize<j>>, schedule<>>>;
+    specialize<touches_at_least<0>, schedule<split<i, 4>, parallel<outer<i>>, vectorize<j>>, schedule<>>,
+    // by a variable's extent, the output's (i) or the reduction's (j): the random shapes fall on both sides
+    specialize<extent_at_least<j, 24>, schedule<split<i, 8>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>, prefetch<i, 8, 0>>,
+               schedule<vectorize<j, W4>, unroll<outer<j>, 4>>>,
+    specialize<extent_at_least<i, 9>, specialize<extent_at_least<j, 5>, schedule<parallel<i>, vectorize<j>>, schedule<reorder<j, i>>>,
+               schedule<split<j, 8>, unroll<inner<j>>>>>;
 
 using rowmax_schedules = lt::schedule_list<
     auto_schedule,
@@ -118,7 +123,14 @@ using colsum_schedules = lt::schedule_list<
     // reads ahead on every run (MinBytes 0): the default's rows streamed, and rows ahead (negative: behind)
     schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>, vectorize<j>,
              parallel<outer<i>>, prefetch<j, 512, 0>>,
-    schedule<unroll<i, 4>, vectorize<j>, prefetch<i, -3, 0>>>;
+    schedule<unroll<i, 4>, vectorize<j>, prefetch<i, -3, 0>>,
+    // the default's three nests out of cache, each chosen by the row length (j's extent)
+    specialize<extent_at_least<j, 40>,
+               schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>, vectorize<j>,
+                        parallel<outer<i>>, prefetch<i, 8, 0>>,
+               specialize<extent_at_least<j, 12>, schedule<split<i, 16>, reorder<outer<i>, inner<i>, j>, vectorize<j>, parallel<outer<i>>>,
+                          schedule<split<i, 8>, unroll<inner<i>, 4>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
+                                   vectorize<j, W4>, parallel<outer<i>>, prefetch<j, 32, 0>>>>>;
 
 TEST_CASE("schedule matrix: row sums", "[schedules][reduction]") {
   lt::check_schedules<rowred<0>>(rowsum_schedules{}, lt::cases_per_schedule(20));

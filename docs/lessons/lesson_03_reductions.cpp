@@ -80,6 +80,12 @@ int main() {
   check_rowsum("row sum, in cache");
   run<rows_ahead>(rowsum(i) = sum(j, X(i, j)));
   check_rowsum("row sum, 8 rows read ahead");
+  // A condition can also name a variable's extent: 8 rows at once pay only for rows long enough to
+  // stream (the default schedule chooses both ways; print_loop_nest(rowsum(i) = ...) shows it).
+  using by_row_length = specialize<extent_at_least<j, 64>, rows_ahead, schedule<vectorize<j>>>;
+  run<by_row_length>(rowsum(i) = sum(j, X(i, j)));  // 70 columns: the first schedule
+  check_rowsum("row sum, by row length");
+  std::printf("-- row sum, specialized by row length\n%s\n", print_loop_nest<by_row_length>(rowsum(i) = sum(j, X(i, j))).c_str());
 
   // `+=` accumulates into what is there.
   run(colsum(j) += bias(j));

@@ -25,10 +25,21 @@ bool holds(touches_at_least<B>, const Def& def) {
   return touched_bytes(def) >= (B == beyond_cache ? simd::outgrows_cache_bytes() : B);
 }
 
+template <auto V, index_t C, class Def>
+bool holds(extent_at_least<V, C>, const Def& d) {
+  static_assert(meta::contains<typename Def::vars, typename extent_at_least<V, C>::var>,
+                "loom::extent_at_least<V, Count>: V is not a variable of this definition");
+  return variable_extent<typename extent_at_least<V, C>::var>(d) >= C;
+}
+
 template <index_t B>
 std::string describe(touches_at_least<B>) {
   if constexpr (B == beyond_cache) return "the run outgrows the last-level cache";
   else return detail::cat("the run touches >= ", B, " bytes");
+}
+template <auto V, index_t C>
+std::string describe(extent_at_least<V, C>) {
+  return detail::cat(extent_at_least<V, C>::var::name(), ".extent >= ", C);
 }
 }  // namespace detail
 

@@ -115,6 +115,22 @@ index_t touched_bytes(const Def& d) {
   return bytes;
 }
 
+/// The extent variable V runs over in this run: the first output or input dimension it indexes on
+/// its own (run() checks that all of them agree); -1 if none does.
+template <class V, class Def>
+index_t variable_extent(const Def& d) {
+  index_t e = -1;
+  auto scan = [&](const auto& a) {
+    using A = std::remove_cvref_t<decltype(a)>;
+    [&]<std::size_t... D>(std::index_sequence<D...>) {
+      ((e < 0 && std::is_same_v<meta::at<typename A::index_types, D>, V> ? void(e = a.view.extent(D)) : void()), ...);
+    }(std::make_index_sequence<A::rank>{});
+  };
+  scan(d.lhs);
+  if (e < 0) d.rhs.for_each_access(scan);
+  return e;
+}
+
 /// Is every access of the list that the lanes walk unit-stride by its type?
 template <class Lane, class... A>
 constexpr bool all_unit_stride_along(meta::list<A...>*) {

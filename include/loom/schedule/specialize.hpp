@@ -1,7 +1,8 @@
 // loom/schedule/specialize.hpp — two schedules for one definition, one of them chosen per run
 // (Halide's specialize): both loop nests are compiled, and a condition on the run's operands picks
-// one before any loop runs. For a kernel whose best nest depends on where its data lives: a row
-// sum in cache wants one stream per row, out of cache several rows at once, read ahead.
+// one before any loop runs. For a kernel whose best nest depends on where its data lives or on its
+// shape: a row sum in cache wants one stream per row, out of cache several long rows at once, read
+// ahead, but short rows one at a time.
 #pragma once
 #include <type_traits>
 
@@ -17,10 +18,23 @@ struct touches_at_least {
   static constexpr index_t bytes = Bytes;
 };
 
+/// A condition of specialize: variable V runs over at least Count points in this run (the
+/// extent of the output or input dimension it indexes). For nests whose best shape depends on a
+/// row's length: reading 8 rows at once pays only while each row is long enough to stream.
+template <auto V, index_t Count>
+struct extent_at_least {
+  static_assert(is_var<std::remove_cvref_t<decltype(V)>>, "loom::extent_at_least<V, Count>: V must be a loop variable such as loom::vars::j");
+  static_assert(Count >= 1, "loom::extent_at_least<V, Count>: Count must be >= 1");
+  using var = std::remove_cvref_t<decltype(V)>;
+  static constexpr index_t count = Count;
+};
+
 template <class C>
 inline constexpr bool is_specialize_condition = false;
 template <index_t B>
 inline constexpr bool is_specialize_condition<touches_at_least<B>> = true;
+template <auto V, index_t C>
+inline constexpr bool is_specialize_condition<extent_at_least<V, C>> = true;
 
 template <class Condition, class Then, class Else>
 struct specialize;
@@ -44,7 +58,7 @@ inline constexpr bool is_specialize<specialize<C, T, E>> = true;
 template <class Condition, class Then, class Else>
 struct specialize {
   static_assert(is_specialize_condition<Condition>,
-                "loom::specialize<Condition, Then, Else>: Condition must be a specialize condition (loom::touches_at_least<Bytes>)");
+                "loom::specialize<Condition, Then, Else>: Condition must be a specialize condition (loom::touches_at_least<Bytes> or loom::extent_at_least<V, Count>)");
   static_assert(is_schedule_like<Then> && is_schedule_like<Else>,
                 "loom::specialize<Condition, Then, Else>: Then and Else must each be a loom::schedule<...> (or another loom::specialize)");
   using condition = Condition;

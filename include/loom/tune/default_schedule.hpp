@@ -74,6 +74,24 @@ struct default_schedule {
                                   outer_loop<inner_loop<p_last>>{}, inner_loop<inner_loop<p_last>>{}>,
                           parallel<outer_loop<P0>{}, parallel_min_points>>;
   };
+  // Reading ahead (prefetch<>) into L2, in nests that only run once the run outgrows the cache
+  // (hence MinBytes 0): one core's reads alone
+  // keep too few misses in flight. Rows up to 64 KiB: the same element 8 rows further on, i.e. the
+  // next block of 8 rows, whose pages no hardware prefetcher has reached yet; longer rows: 2 KiB
+  // further along the row, as 8 rows ahead would no longer fit in L2. (Zen 4, 1 thread, 64 MiB,
+  // medians of 11 interleaved rounds, % of a streaming copy: 4096-wide rows 82 -> 88 % (row sums)
+  // and 80 -> 84 % (column sums); 65536-wide rows 85 against 92 % the other way round.)
+  static constexpr index_t elem_bytes = index_t(sizeof(typename Def::value_type));
+  template <class Along, class Across>
+  using read_ahead = specialize<extent_at_least<Along{}, (index_t{64} << 10) / elem_bytes>,
+                                schedule<prefetch<Along{}, index_t{2048} / elem_bytes, 0>>, schedule<prefetch<Across{}, 8, 0>>>;
+  template <class Base, class Ahead>
+  struct with_read_ahead;
+  template <class... D, class C, class... T, class... E>
+  struct with_read_ahead<schedule<D...>, specialize<C, schedule<T...>, schedule<E...>>> {
+    using type = specialize<C, schedule<D..., T...>, schedule<D..., E...>>;
+  };
+
   // cs(j) = sum(i, X(i, j)) with j unit-stride in X: the output is the accumulator and rows are
   // streamed whole, 8 at a time (folded in registers, then one update of the output vector), in
   // chunks of 256 rows that threads reduce into private partial rows combined in chunk order.
@@ -81,27 +99,35 @@ struct default_schedule {
   // 22.8 against 21.2 at 1, medians of an interleaved A/B; 16 at a time ran out of registers.)
   // Strips of columns with i inside would keep the sums in registers, but step to a new page every
   // row, which hardware prefetchers do not follow: measured at ~45 % of copy, this at ~90 %.
-  // Once the matrix outgrows the cache, each row is also read 2 KiB ahead into L2 (prefetch<>):
-  // one core's reads alone cannot keep enough misses in flight (4096^2 on Zen 4, 1 thread,
-  // best-of-5 medians over 9 interleaved rounds: 66 -> 73 % of a streaming copy).
+  // Out of cache, rows are read ahead (read_ahead, 66 -> 84 % of copy at 4096^2), and rows shorter
+  // than 2 KiB go one at a time: 8 short rows at once are 8 streams too short for any prefetcher
+  // to follow (65536 x 256 floats, 1 thread: 12 against 18-25 GB/s, copy 36-38).
   template <class R>
   struct rows_streamed {
-    using type = schedule<split<R{}, 256>, unroll<inner_loop<R>{}, 8>,
+    using base = schedule<split<R{}, 256>, unroll<inner_loop<R>{}, 8>,
                           reorder<outer_loop<R>{}, outer_loop<inner_loop<R>>{}, p_last{}, inner_loop<inner_loop<R>>{}>,
-                          vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>,
-                          prefetch<p_last{}, index_t{2048} / index_t(sizeof(typename Def::value_type))>>;
+                          vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>>;
+    using one_at_a_time = schedule<split<R{}, 256>, reorder<outer_loop<R>{}, inner_loop<R>{}, p_last{}>,
+                                   vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>>;
+    using ahead = typename with_read_ahead<base, read_ahead<p_last, R>>::type;
+    using type = specialize<touches_at_least<>,
+                            specialize<extent_at_least<p_last{}, index_t{2048} / elem_bytes>, ahead, one_at_a_time>, base>;
   };
-  // rs(i) = sum(j, X(i, j)) on a matrix that outgrows the cache: 8 rows at once, each with its own
-  // accumulator, each read 2 KiB ahead into L2 (prefetch<>): more misses in flight than one row's
-  // stream keeps. In cache, one row at a time (4 accumulators) is faster: the L2 streamer follows
-  // one stream best. (4096^2 on Zen 4, 1 thread, best-of-3 medians over 11 interleaved rounds:
-  // 73 -> 85 % of a streaming copy; 1024^2, in L3: 88 against 69 GB/s the other way round.)
+  // rs(i) = sum(j, X(i, j)) on a matrix that outgrows the cache and has rows of 8 KiB or more: 8
+  // rows at once, each with its own accumulator, read ahead (read_ahead): more misses in flight
+  // than one row's stream keeps. In cache, or with shorter rows, one row at a time (4
+  // accumulators): the L2 streamer follows one stream best, and 8 short rows are 8 streams too
+  // short to follow. (Zen 4, 1 thread, % of a streaming copy: 4096^2 73 -> 88 %; 1024^2, in L3:
+  // 88 against 69 GB/s the other way round; 65536 x 256: 27 against 67 % the other way round.)
   template <class P0>
   struct rows_ahead {
-    using type = schedule<split<P0{}, 8>, vectorize<r_last{}>,
+    using one_row = schedule<vectorize<r_last{}>, unroll<outer_loop<r_last>{}, 4>, parallel<P0{}, parallel_min_points>>;
+    using base = schedule<split<P0{}, 8>, vectorize<r_last{}>,
                           reorder<outer_loop<P0>{}, outer_loop<r_last>{}, inner_loop<P0>{}, inner_loop<r_last>{}>,
-                          parallel<outer_loop<P0>{}, parallel_min_points>,
-                          prefetch<r_last{}, index_t{2048} / index_t(sizeof(typename Def::value_type)), 0>>;
+                          parallel<outer_loop<P0>{}, parallel_min_points>>;
+    using ahead = typename with_read_ahead<base, read_ahead<r_last, P0>>::type;
+    using type = specialize<touches_at_least<>,
+                            specialize<extent_at_least<r_last{}, index_t{8192} / elem_bytes>, ahead, one_row>, one_row>;
   };
   // One output variable, one reduction, not along lanes: register strips, or rows streamed.
   static constexpr bool reduction_1d = has_red && !reduce_lanes && pure::size == 1 && Def::rhs_type::reductions::size == 1;
@@ -132,9 +158,7 @@ struct default_schedule {
     } else if constexpr (has_red && !reduce_lanes && pure::size == 2 && Def::rhs_type::reductions::size == 1) {
       return typename expand_2d<meta::at<pure, 0>, rv>::type{};
     } else if constexpr (reduce_lanes && pure::size == 1 && rv::size == 1) {
-      using P0 = meta::at<pure, 0>;
-      return specialize<touches_at_least<>, typename rows_ahead<P0>::type,
-                        schedule<vectorize<r_last{}>, unroll<outer_loop<r_last>{}, 4>, parallel<P0{}, parallel_min_points>>>{};
+      return typename rows_ahead<meta::at<pure, 0>>::type{};
     } else if constexpr (reduce_lanes && has_pure) {
       using P0 = meta::at<pure, 0>;
       return schedule<vectorize<r_last{}>, unroll<outer_loop<r_last>{}, 4>, parallel<P0{}, parallel_min_points>>{};
