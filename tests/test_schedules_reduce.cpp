@@ -79,6 +79,9 @@ using rowsum_schedules = lt::schedule_list<
     // reads ahead on every run (MinBytes 0): rows in blocks of 8, along the reduction; and rows ahead
     schedule<split<i, 8>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>, parallel<outer<i>>, prefetch<j, 512, 0>>,
     schedule<vectorize<j, native, tail::masked>, prefetch<i, 2, 0>>,
+    // so far ahead that the prefetch reads 2 KiB ahead instead: a run-time stride, and a fixed one
+    schedule<split<i, 4>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>, prefetch<i, 1000000, 0>>,
+    schedule<vectorize<j>, unroll<outer<j>, 2>, prefetch<j, -1000000, 0>>,
     // one of two schedules per run: by the bytes touched (4 KB: the small cases take the second),
     // nested, and the first always (0 bytes)
     specialize<touches_at_least<4000>, schedule<split<i, 8>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>, prefetch<j, 64, 0>>,

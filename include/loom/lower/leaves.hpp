@@ -21,19 +21,53 @@ struct leaves {
 
   /// prefetch<V, D>: every input that moves along V, D steps of V ahead (see directives.hpp).
   /// On is the run's choice (the bytes it touches against the directive's threshold), made once
-  /// per run: a test at every read would keep a register busy in the innermost loop.
+  /// per run: a test at every read would keep a register busy in the innermost loop. So is the
+  /// distance of each input whose stride along V is known only at run time (prefetch_ahead): D
+  /// steps, or simd::prefetch_fallback_bytes when D steps land beyond simd::prefetch_reach_bytes().
+  static constexpr std::size_t n_inputs = def::rhs_type::accesses::size;
+  using ahead_t = std::array<index_t, n_inputs>;
+  template <class A>
+  static constexpr bool immediate_ahead = [] {
+    constexpr index_t fixed = A::template static_stride_of<typename Plan::prefetch_var>;
+    if constexpr (fixed == unknown_coef) {
+      return false;
+    } else {
+      // A stride the type fixes (a row-major row) and a short distance: an immediate.
+      constexpr index_t bytes = Plan::prefetch_distance * fixed * index_t(sizeof(typename A::element_type));
+      return bytes <= simd::prefetch_reach_floor && -bytes <= simd::prefetch_reach_floor;
+    }
+  }();
   template <bool On>
-  static LOOM_INLINE void prefetch_inputs(const def& d, const state& s) {
+  static ahead_t prefetch_ahead(const def& d) {
+    ahead_t ahead{};
+    if constexpr (On) {
+      const index_t reach = simd::prefetch_reach_bytes();
+      std::size_t n = 0;
+      d.rhs.for_each_access([&](const auto& a) {
+        using A = std::remove_cvref_t<decltype(a)>;
+        if constexpr (meta::contains<typename A::vars, typename Plan::prefetch_var> && !immediate_ahead<A>) {
+          constexpr index_t size = index_t(sizeof(typename A::element_type));
+          const index_t steps = Plan::prefetch_distance * a.template stride_of<typename Plan::prefetch_var>();
+          const bool far = steps * size > reach || -steps * size > reach;
+          ahead[n] = far ? (steps < 0 ? -simd::prefetch_fallback_bytes : simd::prefetch_fallback_bytes) / size : steps;
+        }
+        ++n;
+      });
+    }
+    return ahead;
+  }
+  template <bool On>
+  static LOOM_INLINE void prefetch_inputs(const def& d, const state& s, [[maybe_unused]] const ahead_t& ahead) {
     if constexpr (On) {
       using V = typename Plan::prefetch_var;
+      std::size_t n = 0;
       d.rhs.for_each_access([&](const auto& a) LOOM_LAMBDA_INLINE {
         using A = std::remove_cvref_t<decltype(a)>;
         if constexpr (meta::contains<typename A::vars, V>) {
-          // A stride the type fixes (a row-major row) makes the distance an immediate.
-          constexpr index_t fixed = A::template static_stride_of<V>;
-          const index_t stride = fixed != unknown_coef ? fixed : a.template stride_of<V>();
-          simd::prefetch_l2(a.address(s), Plan::prefetch_distance * stride);
+          if constexpr (immediate_ahead<A>) simd::prefetch_l2(a.address(s), Plan::prefetch_distance * A::template static_stride_of<V>);
+          else simd::prefetch_l2(a.address(s), ahead[n]);
         }
+        ++n;
       });
     }
   }
@@ -46,10 +80,11 @@ struct leaves {
     def d;
     index_t points;
     bool stream = false;  // stream_stores chose non-temporal stores for this run
+    ahead_t ahead = prefetch_ahead<Prefetch>(d);
     static constexpr bool streams = Plan::streams;
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
-      prefetch_inputs<Prefetch>(d, s);
+      prefetch_inputs<Prefetch>(d, s, ahead);
       if constexpr (is_vmode<Mode>) {
         auto v = d.rhs.template eval_v<Mode>(s);
         if constexpr (accumulate_output) v = d.lhs.template eval_v<Mode>(s) + v;
@@ -97,9 +132,10 @@ struct leaves {
   struct accumulate {
     const def* d;
     index_t points;
+    const ahead_t* ahead;
     template <class Mode, index_t Blk>
     LOOM_INLINE block_t<Acc> at(const state& s, block_t<Acc> acc) const {
-      prefetch_inputs<Prefetch>(*d, s);
+      prefetch_inputs<Prefetch>(*d, s, *ahead);
       const auto& body = scheduled_reduction(d->rhs).body;
       if constexpr (is_vmode<Mode>) {
         if constexpr (Mode::masked && Plan::lane_is_reduction)  // inactive lanes must add the identity
@@ -151,6 +187,7 @@ struct leaves {
   struct region {
     def d;
     index_t points;
+    ahead_t ahead = prefetch_ahead<Prefetch>(d);
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
       constexpr bool vector_acc = is_vmode<Mode> || (Plan::vectorized && Plan::vec_pos >= Plan::red_pos);
@@ -163,7 +200,7 @@ struct leaves {
     }
     template <class Mode, bool Full, class Acc>
     LOOM_INLINE void block(const state& s, block_t<Acc> acc) const {
-      acc = E::template walk<Mode, 0, Full>(E::template range_seq<Plan::red_pos, Plan::N>(), s, accumulate<Acc, Prefetch>{&d, points}, acc);
+      acc = E::template walk<Mode, 0, Full>(E::template range_seq<Plan::red_pos, Plan::N>(), s, accumulate<Acc, Prefetch>{&d, points, &ahead}, acc);
       E::template walk<Mode, 0, Full>(E::pure_only(E::template range_seq<Plan::red_pos, Plan::N>()), s, finish<Acc>{&d, points}, acc);
     }
   };
@@ -173,6 +210,7 @@ struct leaves {
   struct update {
     def d;
     index_t points;
+    ahead_t ahead = prefetch_ahead<Prefetch>(d);
     /// An unrolled reduction loop innermost under vector lanes of the output (colsum's rows):
     /// the emitter folds its values in registers and updates the output once (see emit.hpp),
     /// rather than loading and storing the output for each of them.
@@ -180,7 +218,7 @@ struct leaves {
     static constexpr bool folds_unrolled = is_vmode<Mode> && !Plan::lane_is_reduction;
     template <class Mode>
     LOOM_INLINE auto partial(const state& s) const {
-      prefetch_inputs<Prefetch>(d, s);
+      prefetch_inputs<Prefetch>(d, s, ahead);
       return d.rhs.body.template eval_v<Mode>(s);
     }
     template <class V>
@@ -193,7 +231,7 @@ struct leaves {
     }
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
-      prefetch_inputs<Prefetch>(d, s);
+      prefetch_inputs<Prefetch>(d, s, ahead);
       const auto& body = d.rhs.body;
       if constexpr (is_vmode<Mode> && Plan::lane_is_reduction) {
         const T r = red::horizontal<op>(masked_identity<Mode>(s, body.template eval_v<Mode>(s)));

@@ -104,6 +104,9 @@ struct stream_stores {
 /// (a sum over a large matrix) gets closer to it. (Into L2, not L1: on Zen 4 prefetcht1 read 25 %
 /// faster than prefetcht0 in a row sum.) Chosen at run time, when the run touches at least
 /// MinBytes (beyond_cache: more than the last-level cache holds); in cache it only takes load slots.
+/// A request that would land more than half the L2 cache ahead of its read (prefetch<i, 8> over
+/// rows of 256 KiB) would be evicted before the read comes: it reads 2 KiB ahead instead, which
+/// for a read along a row-major row is 2 KiB further along the row.
 template <auto V, index_t Distance, index_t MinBytes = beyond_cache>
 struct prefetch {
   static_assert(Distance != 0, "loom::prefetch<V, Distance>: Distance (in steps of V) must not be 0");

@@ -75,21 +75,18 @@ struct default_schedule {
                           parallel<outer_loop<P0>{}, parallel_min_points>>;
   };
   // Reading ahead (prefetch<>) into L2, in nests that only run once the run outgrows the cache
-  // (hence MinBytes 0): one core's reads alone
-  // keep too few misses in flight. Rows up to 64 KiB: the same element 8 rows further on, i.e. the
-  // next block of 8 rows, whose pages no hardware prefetcher has reached yet; longer rows: 2 KiB
-  // further along the row, as 8 rows ahead would no longer fit in L2. (Zen 4, 1 thread, 64 MiB,
-  // medians of 11 interleaved rounds, % of a streaming copy: 4096-wide rows 82 -> 88 % (row sums)
-  // and 80 -> 84 % (column sums); 65536-wide rows 85 against 92 % the other way round.)
+  // (hence MinBytes 0): one core's reads alone keep too few misses in flight. The same element 8
+  // rows further on, i.e. the next block of 8 rows, whose pages no hardware prefetcher has reached
+  // yet; with rows so long that this lands beyond half of L2, the prefetch reads 2 KiB ahead along
+  // the row instead (see prefetch<>). (Zen 4, 1 thread, 64 MiB, medians of 11 interleaved rounds,
+  // % of a streaming copy, against 2 KiB along the row: 4096-wide rows 88 against 82 % (row sums)
+  // and 84 against 80 % (column sums); 65536-wide rows 85 against 92 % the other way round.)
   static constexpr index_t elem_bytes = index_t(sizeof(typename Def::value_type));
-  template <class Along, class Across>
-  using read_ahead = specialize<extent_at_least<Along{}, (index_t{64} << 10) / elem_bytes>,
-                                schedule<prefetch<Along{}, index_t{2048} / elem_bytes, 0>>, schedule<prefetch<Across{}, 8, 0>>>;
-  template <class Base, class Ahead>
-  struct with_read_ahead;
-  template <class... D, class C, class... T, class... E>
-  struct with_read_ahead<schedule<D...>, specialize<C, schedule<T...>, schedule<E...>>> {
-    using type = specialize<C, schedule<D..., T...>, schedule<D..., E...>>;
+  template <class Base, class Across>
+  struct reading_next_rows;
+  template <class... D, class Across>
+  struct reading_next_rows<schedule<D...>, Across> {
+    using type = schedule<D..., prefetch<Across{}, 8, 0>>;
   };
 
   // cs(j) = sum(i, X(i, j)) with j unit-stride in X: the output is the accumulator and rows are
@@ -99,22 +96,33 @@ struct default_schedule {
   // 22.8 against 21.2 at 1, medians of an interleaved A/B; 16 at a time ran out of registers.)
   // Strips of columns with i inside would keep the sums in registers, but step to a new page every
   // row, which hardware prefetchers do not follow: measured at ~45 % of copy, this at ~90 %.
-  // Out of cache, rows are read ahead (read_ahead, 66 -> 84 % of copy at 4096^2), and rows shorter
+  // Out of cache, rows are read ahead (reading_next_rows: 66 -> 84 % of copy at 4096^2), and rows shorter
   // than 2 KiB go one at a time: 8 short rows at once are 8 streams too short for any prefetcher
   // to follow (65536 x 256 floats, 1 thread: 12 against 18-25 GB/s, copy 36-38).
+  // Fewer than 512 rows: chunks of 64 rows, so that threads have chunks to share (256 x 65536, 2
+  // threads: 65 -> 89 % of copy; in L3, 8 MiB: 75 -> 132 GB/s). Chunks of 64 cost 4-10 % on one
+  // thread (a larger combine pass, a partial row started more often), and lost to 2 chunks of 256
+  // at 512 rows and 2 threads (82 against 99 %).
   template <class R>
   struct rows_streamed {
-    using base = schedule<split<R{}, 256>, unroll<inner_loop<R>{}, 8>,
-                          reorder<outer_loop<R>{}, outer_loop<inner_loop<R>>{}, p_last{}, inner_loop<inner_loop<R>>{}>,
-                          vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>>;
+    template <index_t Chunk>
+    using folded = schedule<split<R{}, Chunk>, unroll<inner_loop<R>{}, 8>,
+                            reorder<outer_loop<R>{}, outer_loop<inner_loop<R>>{}, p_last{}, inner_loop<inner_loop<R>>{}>,
+                            vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>>;
     using one_at_a_time = schedule<split<R{}, 256>, reorder<outer_loop<R>{}, inner_loop<R>{}, p_last{}>,
                                    vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>>;
-    using ahead = typename with_read_ahead<base, read_ahead<p_last, R>>::type;
-    using type = specialize<touches_at_least<>,
-                            specialize<extent_at_least<p_last{}, index_t{2048} / elem_bytes>, ahead, one_at_a_time>, base>;
+    using ahead = typename reading_next_rows<folded<256>, R>::type;
+    using many_rows = specialize<touches_at_least<>,
+                                 specialize<extent_at_least<p_last{}, index_t{2048} / elem_bytes>, ahead, one_at_a_time>, folded<256>>;
+    // (few rows that outgrow the cache are long: read ahead along them)
+    using few_rows = schedule<split<R{}, 64>, unroll<inner_loop<R>{}, 8>,
+                              reorder<outer_loop<R>{}, outer_loop<inner_loop<R>>{}, p_last{}, inner_loop<inner_loop<R>>{}>,
+                              vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>,
+                              prefetch<p_last{}, index_t{2048} / elem_bytes>>;
+    using type = specialize<extent_at_least<R{}, 512>, many_rows, few_rows>;
   };
   // rs(i) = sum(j, X(i, j)) on a matrix that outgrows the cache and has rows of 8 KiB or more: 8
-  // rows at once, each with its own accumulator, read ahead (read_ahead): more misses in flight
+  // rows at once, each with its own accumulator, read ahead (reading_next_rows): more misses in flight
   // than one row's stream keeps. In cache, or with shorter rows, one row at a time (4
   // accumulators): the L2 streamer follows one stream best, and 8 short rows are 8 streams too
   // short to follow. (Zen 4, 1 thread, % of a streaming copy: 4096^2 73 -> 88 %; 1024^2, in L3:
@@ -125,7 +133,7 @@ struct default_schedule {
     using base = schedule<split<P0{}, 8>, vectorize<r_last{}>,
                           reorder<outer_loop<P0>{}, outer_loop<r_last>{}, inner_loop<P0>{}, inner_loop<r_last>{}>,
                           parallel<outer_loop<P0>{}, parallel_min_points>>;
-    using ahead = typename with_read_ahead<base, read_ahead<r_last, P0>>::type;
+    using ahead = typename reading_next_rows<base, P0>::type;
     using type = specialize<touches_at_least<>,
                             specialize<extent_at_least<r_last{}, index_t{8192} / elem_bytes>, ahead, one_row>, one_row>;
   };
