@@ -448,23 +448,6 @@ void colsum_check(const std::string& name, const float* cs) {
   check_close(name, cs, mat().sums.cs_ref.data(), M2, 1e-5, 1e-6, mat().sums.cs_scale.data());
 }
 
-template <class S>
-void rowsum_loom(benchmark::State& st, const char* name) {
-  use_threads(st);
-  auto& d = mat();
-  const auto def = (d.rs(i) = sum(j, d.X(i, j)));
-  check_once(key(name, st), [&] {
-    poison(d.rs.data(), M2);
-    loom::run<S>(def);
-    rowsum_check(name, d.rs.data());
-  });
-  for (auto _ : st) {
-    loom::run<S>(def);
-    touch(d.rs.data());
-  }
-  set_bytes(st, sum_bytes);
-}
-
 /// The read roof: every element of X once, as fast as a hand-written loop reads it.
 void read_xsimd(benchmark::State& st) {
   use_threads(st);
@@ -513,42 +496,25 @@ TallData& tall() {
   return d;
 }
 
-/// Row or column sums of the tall view under schedule S (Rows: rs(i), else cs(j)).
-template <bool Rows, class S>
-void tallsum_loom(benchmark::State& st, const char* name) {
+/// Row sums (Rows) or column sums of Data().X (mat or tall) under schedule S, checked once.
+template <auto Data, bool Rows, class S>
+void sums_loom(benchmark::State& st, const char* name) {
   use_threads(st);
-  auto& d = tall();
+  auto& d = Data();
   auto& out = Rows ? d.rs : d.cs;
-  const index_t n = Rows ? TALL_ROWS : TALL_COLS;
-  auto once = [&] {
-    if constexpr (Rows) loom::run<S>(d.rs(i) = sum(j, d.X(i, j)));
-    else loom::run<S>(d.cs(j) = sum(i, d.X(i, j)));
-  };
+  const auto def = [&] {
+    if constexpr (Rows) return d.rs(i) = sum(j, d.X(i, j));
+    else return d.cs(j) = sum(i, d.X(i, j));
+  }();
   check_once(key(name, st), [&] {
-    poison(out.data(), n);
-    once();
-    check_close(name, out.data(), (Rows ? d.sums.rs_ref : d.sums.cs_ref).data(), std::size_t(n), 1e-5, 1e-6, (Rows ? d.sums.rs_scale : d.sums.cs_scale).data());
+    poison(out.data(), std::size_t(out.size()));
+    loom::run<S>(def);
+    check_close(name, out.data(), (Rows ? d.sums.rs_ref : d.sums.cs_ref).data(), std::size_t(out.size()), 1e-5, 1e-6,
+                (Rows ? d.sums.rs_scale : d.sums.cs_scale).data());
   });
   for (auto _ : st) {
-    once();
+    loom::run<S>(def);
     touch(out.data());
-  }
-  set_bytes(st, sum_bytes);
-}
-
-template <class S>
-void colsum_loom(benchmark::State& st, const char* name) {
-  use_threads(st);
-  auto& d = mat();
-  const auto def = (d.cs(j) = sum(i, d.X(i, j)));
-  check_once(key(name, st), [&] {
-    poison(d.cs.data(), M2);
-    loom::run<S>(def);
-    colsum_check(name, d.cs.data());
-  });
-  for (auto _ : st) {
-    loom::run<S>(def);
-    touch(d.cs.data());
   }
   set_bytes(st, sum_bytes);
 }
@@ -920,24 +886,24 @@ void register_all() {
 
   // row and column sums
   reg("read_4096x4096/xsimd", read_xsimd);
-  LOOM_REG("rowsum_4096/loom_default", rowsum_loom, loom::auto_schedule);
-  LOOM_REG("rowsum_4096/loom_rows4", rowsum_loom, RowsBlock<4>);
-  LOOM_REG("rowsum_4096/loom_rows4_u2", rowsum_loom, RowsBlockU2<4>);
-  LOOM_REG("rowsum_4096/loom_rows8_prefetch", rowsum_loom, RowsBlockPrefetch<8>);
+  LOOM_REG("rowsum_4096/loom_default", sums_loom, mat, true, loom::auto_schedule);
+  LOOM_REG("rowsum_4096/loom_rows4", sums_loom, mat, true, RowsBlock<4>);
+  LOOM_REG("rowsum_4096/loom_rows4_u2", sums_loom, mat, true, RowsBlockU2<4>);
+  LOOM_REG("rowsum_4096/loom_rows8_prefetch", sums_loom, mat, true, RowsBlockPrefetch<8>);
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
   reg("rowsum_4096/eigen", rowsum_eigen);
 #endif
 #if defined(LOOM_HAVE_XTENSOR) && LOOM_HAVE_XTENSOR
   reg("rowsum_4096/xtensor", rowsum_xtensor);
 #endif
-  LOOM_REG("colsum_4096/loom_default", colsum_loom, loom::auto_schedule);
-  LOOM_REG("colsum_4096/loom_rows_streamed_no_prefetch", colsum_loom, ColsRowsStreamedNoPrefetch);
-  LOOM_REG("colsum_4096/loom_into_output", colsum_loom, ColsIntoOutput);
-  LOOM_REG("colsum_4096/loom_registers8", colsum_loom, ColsRegisters<8>);
-  LOOM_REG("colsum_4096/loom_registers16", colsum_loom, ColsRegisters<16>);
-  LOOM_REG("colsum_4096/loom_registers16_vecfirst", colsum_loom, ColsRegistersVecFirst<16>);
-  LOOM_REG("colsum_4096/loom_strip1024", colsum_loom, ColsStrip<1024>);
-  LOOM_REG("colsum_4096/loom_chunked_rows", colsum_loom, ColsChunked);
+  LOOM_REG("colsum_4096/loom_default", sums_loom, mat, false, loom::auto_schedule);
+  LOOM_REG("colsum_4096/loom_rows_streamed_no_prefetch", sums_loom, mat, false, ColsRowsStreamedNoPrefetch);
+  LOOM_REG("colsum_4096/loom_into_output", sums_loom, mat, false, ColsIntoOutput);
+  LOOM_REG("colsum_4096/loom_registers8", sums_loom, mat, false, ColsRegisters<8>);
+  LOOM_REG("colsum_4096/loom_registers16", sums_loom, mat, false, ColsRegisters<16>);
+  LOOM_REG("colsum_4096/loom_registers16_vecfirst", sums_loom, mat, false, ColsRegistersVecFirst<16>);
+  LOOM_REG("colsum_4096/loom_strip1024", sums_loom, mat, false, ColsStrip<1024>);
+  LOOM_REG("colsum_4096/loom_chunked_rows", sums_loom, mat, false, ColsChunked);
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
   reg("colsum_4096/eigen", colsum_eigen);
 #endif
@@ -946,10 +912,10 @@ void register_all() {
 #endif
 
   // the same sums, 65536 x 256: the default against the nests it picks for long rows
-  LOOM_REG("rowsum_65536x256/loom_default", tallsum_loom, true, loom::auto_schedule);
-  LOOM_REG("rowsum_65536x256/loom_rows8_prefetch", tallsum_loom, true, RowsBlockPrefetch<8>);
-  LOOM_REG("colsum_65536x256/loom_default", tallsum_loom, false, loom::auto_schedule);
-  LOOM_REG("colsum_65536x256/loom_rows_streamed_prefetch", tallsum_loom, false, ColsRowsStreamedPrefetch);
+  LOOM_REG("rowsum_65536x256/loom_default", sums_loom, tall, true, loom::auto_schedule);
+  LOOM_REG("rowsum_65536x256/loom_rows8_prefetch", sums_loom, tall, true, RowsBlockPrefetch<8>);
+  LOOM_REG("colsum_65536x256/loom_default", sums_loom, tall, false, loom::auto_schedule);
+  LOOM_REG("colsum_65536x256/loom_rows_streamed_prefetch", sums_loom, tall, false, ColsRowsStreamedPrefetch);
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
   reg("rowsum_65536x256/eigen", tallsum_eigen<true>);
   reg("colsum_65536x256/eigen", tallsum_eigen<false>);

@@ -115,6 +115,13 @@ index_t touched_bytes(const Def& d) {
   return bytes;
 }
 
+/// Does the run touch at least min_bytes? (beyond_cache: at least `beyond` bytes, the caller's
+/// idea of outgrowing the cache.) stream_stores, prefetch and touches_at_least ask this.
+template <class Def>
+bool touches(const Def& d, index_t min_bytes, index_t beyond) {
+  return min_bytes == 0 || touched_bytes(d) >= (min_bytes == beyond_cache ? beyond : min_bytes);
+}
+
 /// The extent variable V runs over in this run: the first output or input dimension it indexes on
 /// its own (run() checks that all of them agree); -1 if none does.
 template <class V, class Def>
@@ -145,15 +152,10 @@ void execute_bound(const Def& d, State& s, index_t points) {
     if constexpr (std::is_same_v<typename Def::mode, assign_set>)
       fill_view(d.lhs.view, L::op::template identity<typename Def::value_type>());
   }
-  // stream_stores and prefetch act once a run touches enough bytes (beyond_cache: see each).
-  auto big = [&, bytes = index_t{-1}](index_t min_bytes, index_t beyond_cache_bytes) mutable {
-    if (bytes < 0) bytes = touched_bytes(d);
-    return bytes >= (min_bytes == beyond_cache ? beyond_cache_bytes : min_bytes);
-  };
   auto nest = [&]<bool Contig, bool Prefetch>() {
     if constexpr (Plan::acc_kind == accumulation::none) {
       typename L::template store<Prefetch> leaf{d, points};
-      if constexpr (Plan::streams && Contig) leaf.stream = big(Plan::stream_min_bytes, simd::streaming_threshold_bytes());
+      if constexpr (Plan::streams && Contig) leaf.stream = touches(d, Plan::stream_min_bytes, simd::streaming_threshold_bytes());
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
       if (leaf.stream) simd::stream_fence();
     } else if constexpr (Plan::acc_kind == accumulation::registers) {
@@ -164,12 +166,17 @@ void execute_bound(const Def& d, State& s, index_t points) {
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
     }
   };
-  // With prefetch<>, the nest is compiled twice (reads ahead or not) and chosen once per run.
+  // With prefetch<>, the nest is compiled twice (reads ahead or not) and chosen once per run;
+  // once when it reads ahead on every run (MinBytes 0).
   auto go = [&]<bool Contig>() {
-    if constexpr (Plan::prefetches) {
-      if (big(Plan::prefetch_min_bytes, simd::outgrows_cache_bytes())) return nest.template operator()<Contig, true>();
+    if constexpr (Plan::prefetches && Plan::prefetch_min_bytes == 0) {
+      nest.template operator()<Contig, true>();
+    } else {
+      if constexpr (Plan::prefetches) {
+        if (touches(d, Plan::prefetch_min_bytes, simd::outgrows_cache_bytes())) return nest.template operator()<Contig, true>();
+      }
+      nest.template operator()<Contig, false>();
     }
-    nest.template operator()<Contig, false>();
   };
   if constexpr (Plan::vectorized) {
     using lane = typename Plan::lane;

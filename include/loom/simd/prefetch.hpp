@@ -3,30 +3,18 @@
 // the end of the tensor, where a prefetch does nothing (it never faults) but pointer arithmetic
 // would be undefined.
 #pragma once
-#include <unistd.h>
-
-#include <algorithm>
 #include <cstdint>
 
 #include "../core/config.hpp"
+#include "cache.hpp"
 
 namespace loom::simd {
 
-/// How far ahead of a read a prefetch into L2 may land: half the L2 cache (the OS's figure; 1 MiB
-/// if it reports none). A line requested further ahead is evicted before its read comes (on Zen 4,
-/// the next block of 8 rows ahead measured 85 against 92 % of copy with 2 KiB ahead instead, at
-/// 256 KiB rows). prefetch_reach_floor: the least it is taken to be, for distances fixed at
-/// compile time.
-inline index_t prefetch_reach_bytes() {
-  static const index_t bytes = [] {
-    long l2 = 0;
-#if defined(_SC_LEVEL2_CACHE_SIZE)
-    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    return (l2 > 0 ? std::max<index_t>(index_t(l2), index_t{256} << 10) : index_t{1} << 20) / 2;
-  }();
-  return bytes;
-}
+/// How far ahead of a read a prefetch into L2 may land: half the L2 cache. A line requested
+/// further ahead is evicted before its read comes (on Zen 4, the next block of 8 rows ahead
+/// measured 85 against 92 % of copy with 2 KiB ahead instead, at 256 KiB rows).
+/// prefetch_reach_floor: the least it is taken to be, for distances fixed at compile time.
+inline index_t prefetch_reach_bytes() { return l2_cache_bytes() / 2; }
 inline constexpr index_t prefetch_reach_floor = index_t{128} << 10;
 /// What a prefetch beyond the reach reads instead: this many bytes ahead of the read (2 KiB: for a
 /// read along a row-major row, 2 KiB further along it).

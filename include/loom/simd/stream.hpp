@@ -7,12 +7,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
-
 #include "../core/config.hpp"
 #include "arch.hpp"
+#include "cache.hpp"
 
 namespace loom::simd {
 
@@ -59,30 +56,9 @@ LOOM_INLINE void stream_fence() {
 #endif
 }
 
-/// The last-level cache one core can use, taken as what the OS reports but at most 32 MiB — a VM
-/// often reports the host's whole L3 (508 MiB on a 2-vCPU Zen 5 guest whose core sees a 32 MiB
-/// CCD), and a core rarely owns more. Read once; 32 MiB when the OS does not say.
-inline index_t last_level_cache_bytes() {
-  static const index_t bytes = [] {
-    long llc = 0;
-#if defined(_SC_LEVEL3_CACHE_SIZE)
-    llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    constexpr index_t cap = index_t{32} << 20;
-    return llc > 0 ? std::min<index_t>(index_t(llc), cap) : cap;
-  }();
-  return bytes;
-}
-
 /// The bytes a run must touch before stream_stores<> (loom::beyond_cache) streams: twice the
 /// last-level cache (at least 8 MiB). Measured on a Zen 5 guest (fused_16M-like body): streaming
 /// was neutral at 24 MiB touched, 1.0-1.1x from 48 MiB on.
 inline index_t streaming_threshold_bytes() { return std::max<index_t>(2 * last_level_cache_bytes(), index_t{8} << 20); }
-
-/// The bytes a run must touch before prefetch<> and touches_at_least<> (loom::beyond_cache) act:
-/// more than the last-level cache holds. Reading ahead into L2 is for data that comes from memory:
-/// row and column sums on Zen 4 (32 MiB L3), 1 thread: 0.95x at 16 MiB, 1.1x at 36 MiB.
-inline index_t outgrows_cache_bytes() { return last_level_cache_bytes() + 1; }
 
 }  // namespace loom::simd

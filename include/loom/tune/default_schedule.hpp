@@ -82,12 +82,14 @@ struct default_schedule {
   // % of a streaming copy, against 2 KiB along the row: 4096-wide rows 88 against 82 % (row sums)
   // and 84 against 80 % (column sums); 65536-wide rows 85 against 92 % the other way round.)
   static constexpr index_t elem_bytes = index_t(sizeof(typename Def::value_type));
-  template <class Base, class Across>
-  struct reading_next_rows;
-  template <class... D, class Across>
-  struct reading_next_rows<schedule<D...>, Across> {
-    using type = schedule<D..., prefetch<Across{}, 8, 0>>;
+  template <class Base, class... More>
+  struct extended;
+  template <class... D, class... More>
+  struct extended<schedule<D...>, More...> {  // Base's directives, then More
+    using type = schedule<D..., More...>;
   };
+  template <class Base, class Across>
+  using reading_next_rows = typename extended<Base, prefetch<Across{}, 8, 0>>::type;
 
   // cs(j) = sum(i, X(i, j)) with j unit-stride in X: the output is the accumulator and rows are
   // streamed whole, 8 at a time (folded in registers, then one update of the output vector), in
@@ -111,14 +113,11 @@ struct default_schedule {
                             vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>>;
     using one_at_a_time = schedule<split<R{}, 256>, reorder<outer_loop<R>{}, inner_loop<R>{}, p_last{}>,
                                    vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>>;
-    using ahead = typename reading_next_rows<folded<256>, R>::type;
+    using ahead = reading_next_rows<folded<256>, R>;
     using many_rows = specialize<touches_at_least<>,
                                  specialize<extent_at_least<p_last{}, index_t{2048} / elem_bytes>, ahead, one_at_a_time>, folded<256>>;
     // (few rows that outgrow the cache are long: read ahead along them)
-    using few_rows = schedule<split<R{}, 64>, unroll<inner_loop<R>{}, 8>,
-                              reorder<outer_loop<R>{}, outer_loop<inner_loop<R>>{}, p_last{}, inner_loop<inner_loop<R>>{}>,
-                              vectorize<p_last{}>, parallel<outer_loop<R>{}, parallel_min_points>,
-                              prefetch<p_last{}, index_t{2048} / elem_bytes>>;
+    using few_rows = typename extended<folded<64>, prefetch<p_last{}, index_t{2048} / elem_bytes>>::type;
     using type = specialize<extent_at_least<R{}, 512>, many_rows, few_rows>;
   };
   // rs(i) = sum(j, X(i, j)) on a matrix that outgrows the cache and has rows of 8 KiB or more: 8
@@ -133,7 +132,7 @@ struct default_schedule {
     using base = schedule<split<P0{}, 8>, vectorize<r_last{}>,
                           reorder<outer_loop<P0>{}, outer_loop<r_last>{}, inner_loop<P0>{}, inner_loop<r_last>{}>,
                           parallel<outer_loop<P0>{}, parallel_min_points>>;
-    using ahead = typename reading_next_rows<base, P0>::type;
+    using ahead = reading_next_rows<base, P0>;
     using type = specialize<touches_at_least<>,
                             specialize<extent_at_least<r_last{}, index_t{8192} / elem_bytes>, ahead, one_row>, one_row>;
   };
