@@ -460,10 +460,20 @@ TEST_CASE("reductions: default row and column sums of a matrix that outgrows the
   //   1000 columns:  row sum one row at a time, column sum 8 rows at once, the next 8 read ahead;
   //   2053 columns:  both 8 rows at once, the next 8 read ahead;
   //   16411 columns: both 8 rows at once, each read 2 KiB ahead along the row;
-  //   65599 columns: the same, and the column sum of so few rows in chunks of 64 rows.
-  // Every shape ends in a partial block of 8 rows and a masked vector.
-  for (const index_t cols : {index_t(97), index_t(1000), index_t(2053), index_t(16411), index_t(65599)}) {
-    const index_t rows = loom::simd::outgrows_cache_bytes() / index_t(sizeof(float) * cols) + 37;
+  //   65599 columns: the same, and the column sum of so few rows in chunks of 64 rows;
+  //   40 rows:       the column sum in one chunk of 64 rows;
+  //   15, 7, 1 rows: the column sum in strips of columns, all rows at once.
+  // Every shape with 8 rows or more ends in a partial block of 8 rows; every shape in a masked vector.
+  const index_t cache = loom::simd::outgrows_cache_bytes();
+  for (const auto& [rows, cols] : {std::pair{cache / index_t(sizeof(float) * 97) + 37, index_t(97)},
+                                  std::pair{cache / index_t(sizeof(float) * 1000) + 37, index_t(1000)},
+                                  std::pair{cache / index_t(sizeof(float) * 2053) + 37, index_t(2053)},
+                                  std::pair{cache / index_t(sizeof(float) * 16411) + 37, index_t(16411)},
+                                  std::pair{cache / index_t(sizeof(float) * 65599) + 37, index_t(65599)},
+                                  std::pair{index_t(40), cache / index_t(sizeof(float) * 40) + 37},
+                                  std::pair{index_t(15), cache / index_t(sizeof(float) * 15) + 37},
+                                  std::pair{index_t(7), cache / index_t(sizeof(float) * 7) + 37},
+                                  std::pair{index_t(1), cache / index_t(sizeof(float)) + 37}}) {
     loom::Tensor<float, 2> X("X", rows, cols);
     loom::Tensor<float, 1> rs("rs", rows), cs("cs", cols);
     std::vector<double> rref(std::size_t(rows), 0.0), cref(std::size_t(cols), 0.0);

@@ -58,10 +58,10 @@ struct default_schedule {
 
   // Reduction loops listed for reorder<>: they go between the output's outer loops and the
   // register block.
-  template <class... R>
-  struct red_block_1d {  // cs(j) = sum(i, X(i, j)): strips of 16 vectors, rows streamed
+  template <index_t Vectors, class... R>
+  struct red_block_1d {  // cs(j) = sum(i, X(i, j)): strips of `Vectors` vectors, rows streamed
     static constexpr index_t W = index_t(simd::native_width<typename Def::value_type>);
-    using type = schedule<split<p_last{}, 16 * W>, split<inner_loop<p_last>{}, W>, vectorize<inner_loop<inner_loop<p_last>>{}>,
+    using type = schedule<split<p_last{}, Vectors * W>, split<inner_loop<p_last>{}, W>, vectorize<inner_loop<inner_loop<p_last>>{}>,
                           reorder<outer_loop<p_last>{}, R{}..., outer_loop<inner_loop<p_last>>{}, inner_loop<inner_loop<p_last>>{}>,
                           parallel<outer_loop<p_last>{}, parallel_min_points>>;
   };
@@ -105,6 +105,14 @@ struct default_schedule {
   // threads: 65 -> 89 % of copy; in L3, 8 MiB: 75 -> 132 GB/s). Chunks of 64 cost 4-10 % on one
   // thread (a larger combine pass, a partial row started more often), and lost to 2 chunks of 256
   // at 512 rows and 2 threads (82 against 99 %).
+  // Fewer than 64 rows are one chunk: one thread, and a partial row as long as the output that is
+  // filled, updated and combined, 3 extra passes over the output's size. With fewer than 16 rows
+  // (or fewer than 64 in cache) strips of 4 vectors across all rows, sums in registers, threads
+  // over the strips, win instead: each row is one stream, and few streams are followed. (Zen 4,
+  // % of a streaming copy, 64 MiB, 1 and 2 threads: 1 row 10 -> 27 and 8 -> 29 %; 8 rows 55 -> 70
+  // and 40 -> 71 %; 14 rows 46 -> 86 and 34 -> 77 %. 1 MiB, 2 threads, 16 to 63 rows: 70-79 ->
+  // 124-174 GB/s. Out of cache from 16 rows on, 16 pages at once are too many streams: 71-82
+  // against 30-50 % at 1 thread.)
   template <class R>
   struct rows_streamed {
     template <index_t Chunk>
@@ -118,7 +126,9 @@ struct default_schedule {
                                  specialize<extent_at_least<p_last{}, index_t{2048} / elem_bytes>, ahead, one_at_a_time>, folded<256>>;
     // (few rows that outgrow the cache are long: read ahead along them)
     using few_rows = typename extended<folded<64>, prefetch<p_last{}, index_t{2048} / elem_bytes>>::type;
-    using type = specialize<extent_at_least<R{}, 512>, many_rows, few_rows>;
+    using strips = typename red_block_1d<4, R>::type;
+    using under_64_rows = specialize<extent_at_least<R{}, 16>, specialize<touches_at_least<>, few_rows, strips>, strips>;
+    using type = specialize<extent_at_least<R{}, 512>, many_rows, specialize<extent_at_least<R{}, 64>, few_rows, under_64_rows>>;
   };
   // rs(i) = sum(j, X(i, j)) on a matrix that outgrows the cache and has rows of 8 KiB or more: 8
   // rows at once, each with its own accumulator, read ahead (reading_next_rows): more misses in flight
@@ -147,7 +157,7 @@ struct default_schedule {
   template <class L>
   struct expand_1d;
   template <class... R>
-  struct expand_1d<meta::list<R...>> : red_block_1d<R...> {};
+  struct expand_1d<meta::list<R...>> : red_block_1d<16, R...> {};
   template <class P0, class L>
   struct expand_2d;
   template <class P0, class... R>
