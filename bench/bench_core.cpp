@@ -10,6 +10,7 @@
 //   rowsum_4096, colsum_4096   rs(i) = sum(j, X(i, j)), cs(j) = sum(i, X(i, j)); bytes 4 * M * N.
 //   rowsum_65536x256, ...      the same sums over the same 64 MiB seen as 65536 rows of 256: rows
 //                              too short to stream 8 at once (the default picks other nests).
+//   colsum_8x2097152           ... and as 8 rows of 2M: too few rows for chunks of rows.
 //   read_4096x4096/xsimd       the read roof of the sums: the same bytes summed by a hand-written
 //                              xsimd loop (4 accumulators, OpenMP over rows). A sum only reads, a
 //                              copy reads and writes; with streaming stores one core can move more
@@ -484,15 +485,21 @@ void read_xsimd(benchmark::State& st) {
   set_bytes(st, sum_bytes);
 }
 
-// The same bytes as 65536 rows of 256 floats (tall and skinny), with their own references.
-constexpr index_t TALL_ROWS = 65536, TALL_COLS = M2 * M2 / TALL_ROWS;
-struct TallData {
-  loom::TensorView<float, 2, loom::dims<2>, loom::layout_right> X = loom::view(mat().X.data(), loom::shape(TALL_ROWS, TALL_COLS), "X");
-  loom::Tensor<float, 1> rs{"rs", TALL_ROWS}, cs{"cs", TALL_COLS};
-  SumReference sums{mat().X.data(), TALL_ROWS, TALL_COLS};
+// The same bytes seen as Rows rows (65536 of 256 floats: tall and skinny; 8 of 2M floats: few
+// rows), with their own references.
+template <index_t Rows>
+struct Reshaped {
+  static constexpr index_t rows = Rows, cols = M2 * M2 / Rows;
+  loom::TensorView<float, 2, loom::dims<2>, loom::layout_right> X = loom::view(mat().X.data(), loom::shape(rows, cols), "X");
+  loom::Tensor<float, 1> rs{"rs", rows}, cs{"cs", cols};
+  SumReference sums{mat().X.data(), rows, cols};
 };
-TallData& tall() {
-  static TallData d;
+Reshaped<65536>& tall() {
+  static Reshaped<65536> d;
+  return d;
+}
+Reshaped<8>& few() {
+  static Reshaped<8> d;
   return d;
 }
 
@@ -542,6 +549,10 @@ using ColsRowsStreamedNoPrefetch = schedule<split<i, 256>, unroll<inner<i>, 8>, 
 // it chose by row length).
 using ColsRowsStreamedPrefetch = schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
                                           vectorize<j>, parallel<outer<i>>, prefetch<j, 512>>;
+// ... in chunks of 64 rows, read ahead 2 KiB along the rows (the default for fewer than 512 rows;
+// fewer than 64 are one chunk).
+using ColsOneChunk = schedule<split<i, 64>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
+                              vectorize<j>, parallel<outer<i>>, prefetch<j, 512>>;
 // Column sums, output as accumulator (the brief's reorder<i, j> + vectorize<j>): for each row,
 // cs(j) += X(i, j) over the whole row. loom cannot run it in parallel: the only pure loop outside
 // the reduction would be a split of j, whose vectorized inner loop then has a constant trip count,
@@ -592,13 +603,13 @@ void rowsum_eigen(benchmark::State& st) {
   }
   set_bytes(st, sum_bytes);
 }
-template <bool Rows>
-void tallsum_eigen(benchmark::State& st) {
+template <auto Data, bool Rows>
+void reshaped_sum_eigen(benchmark::State& st, const char* name) {
   use_threads(st);
-  auto& d = tall();
-  const Eigen::Map<const EMat> X(d.X.data(), TALL_ROWS, TALL_COLS);
-  const char* name = Rows ? "rowsum_65536x256/eigen" : "colsum_65536x256/eigen";
-  const index_t n = Rows ? TALL_ROWS : TALL_COLS;
+  auto& d = Data();
+  using D = std::remove_cvref_t<decltype(d)>;
+  const Eigen::Map<const EMat> X(d.X.data(), D::rows, D::cols);
+  const index_t n = Rows ? D::rows : D::cols;
   float* out = Rows ? d.rs.data() : d.cs.data();
   auto once = [&] {
     if constexpr (Rows) Eigen::Map<Eigen::VectorXf>(out, n).noalias() = X.rowwise().sum();
@@ -917,8 +928,15 @@ void register_all() {
   LOOM_REG("colsum_65536x256/loom_default", sums_loom, tall, false, loom::auto_schedule);
   LOOM_REG("colsum_65536x256/loom_rows_streamed_prefetch", sums_loom, tall, false, ColsRowsStreamedPrefetch);
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
-  reg("rowsum_65536x256/eigen", tallsum_eigen<true>);
-  reg("colsum_65536x256/eigen", tallsum_eigen<false>);
+  LOOM_REG("rowsum_65536x256/eigen", reshaped_sum_eigen, tall, true);
+  LOOM_REG("colsum_65536x256/eigen", reshaped_sum_eigen, tall, false);
+#endif
+  // column sums of 8 x 2097152: the default (strips of columns, all rows at once) against one
+  // chunk of 64 rows (the default before it took strips for fewer than 16 rows)
+  LOOM_REG("colsum_8x2097152/loom_default", sums_loom, few, false, loom::auto_schedule);
+  LOOM_REG("colsum_8x2097152/loom_one_chunk", sums_loom, few, false, ColsOneChunk);
+#if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
+  LOOM_REG("colsum_8x2097152/eigen", reshaped_sum_eigen, few, false);
 #endif
 
   // transpose
