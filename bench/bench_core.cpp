@@ -931,7 +931,7 @@ void register_all() {
   LOOM_REG("rowsum_65536x256/eigen", reshaped_sum_eigen, tall, true);
   LOOM_REG("colsum_65536x256/eigen", reshaped_sum_eigen, tall, false);
 #endif
-  // column sums of 8 x 2097152: the default (strips of columns, all rows at once) against one
+  // column sums of 8 x 2097152: the default (strips of one vector, all rows at once) against one
   // chunk of 64 rows (the default before it took strips for fewer than 16 rows)
   LOOM_REG("colsum_8x2097152/loom_default", sums_loom, few, false, loom::auto_schedule);
   LOOM_REG("colsum_8x2097152/loom_one_chunk", sums_loom, few, false, ColsOneChunk);

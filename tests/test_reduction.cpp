@@ -462,7 +462,7 @@ TEST_CASE("reductions: default row and column sums of a matrix that outgrows the
   //   16411 columns: both 8 rows at once, each read 2 KiB ahead along the row;
   //   65599 columns: the same, and the column sum of so few rows in chunks of 64 rows;
   //   40 rows:       the column sum in one chunk of 64 rows;
-  //   15, 7, 1 rows: the column sum in strips of columns, all rows at once.
+  //   15, 7, 1 rows: the column sum in strips of one vector, all rows at once.
   // Every shape with 8 rows or more ends in a partial block of 8 rows; every shape in a masked vector.
   const index_t cache = loom::simd::outgrows_cache_bytes();
   for (const auto& [rows, cols] : {std::pair{cache / index_t(sizeof(float) * 97) + 37, index_t(97)},

@@ -107,12 +107,14 @@ struct default_schedule {
   // at 512 rows and 2 threads (82 against 99 %).
   // Fewer than 64 rows are one chunk: one thread, and a partial row as long as the output that is
   // filled, updated and combined, 3 extra passes over the output's size. With fewer than 16 rows
-  // (or fewer than 64 in cache) strips of 4 vectors across all rows, sums in registers, threads
-  // over the strips, win instead: each row is one stream, and few streams are followed. (Zen 4,
-  // % of a streaming copy, 64 MiB, 1 and 2 threads: 1 row 10 -> 27 and 8 -> 29 %; 8 rows 55 -> 70
-  // and 40 -> 71 %; 14 rows 46 -> 86 and 34 -> 77 %. 1 MiB, 2 threads, 16 to 63 rows: 70-79 ->
-  // 124-174 GB/s. Out of cache from 16 rows on, 16 pages at once are too many streams: 71-82
-  // against 30-50 % at 1 thread.)
+  // (or fewer than 64 in cache) strips of columns across all rows, sums in registers, threads
+  // over the strips, win instead: each row is one stream, and few streams are followed. Out of
+  // cache the strips are one vector (a cache line of each row per step), in cache 4 vectors.
+  // (Zen 4, % of a streaming copy, 64 MiB, 1 and 2 threads: 1 row 10 -> 37 and 8 -> 37 %; 8 rows
+  // 55 -> 70 and 40 -> 65-83 %; 14 rows 46 -> 86 and 34 -> 77 %. 1 MiB, 2 threads, 16 to 63 rows:
+  // 70-79 -> 124-174 GB/s. Strips of 4 vectors out of cache: 1 row 27 %, 8 rows 51-76 % at 2
+  // threads. Out of cache from 16 rows on, 16 pages at once are too many streams: 71-82 against
+  // 30-50 % at 1 thread.)
   template <class R>
   struct rows_streamed {
     template <index_t Chunk>
@@ -127,7 +129,8 @@ struct default_schedule {
     // (few rows that outgrow the cache are long: read ahead along them)
     using few_rows = typename extended<folded<64>, prefetch<p_last{}, index_t{2048} / elem_bytes>>::type;
     using strips = typename red_block_1d<4, R>::type;
-    using under_64_rows = specialize<extent_at_least<R{}, 16>, specialize<touches_at_least<>, few_rows, strips>, strips>;
+    using strips_of_lines = typename red_block_1d<1, R>::type;
+    using under_64_rows = specialize<touches_at_least<>, specialize<extent_at_least<R{}, 16>, few_rows, strips_of_lines>, strips>;
     using type = specialize<extent_at_least<R{}, 512>, many_rows, specialize<extent_at_least<R{}, 64>, few_rows, under_64_rows>>;
   };
   // rs(i) = sum(j, X(i, j)) on a matrix that outgrows the cache and has rows of 8 KiB or more: 8
