@@ -110,11 +110,11 @@ struct default_schedule {
   // (or fewer than 64 in cache) strips of columns across all rows, sums in registers, threads
   // over the strips, win instead: each row is one stream, and few streams are followed. Out of
   // cache the strips are one vector (a cache line of each row per step), in cache 4 vectors.
-  // (Zen 4, % of a streaming copy, 64 MiB, 1 and 2 threads: 1 row 10 -> 37 and 8 -> 37 %; 8 rows
-  // 55 -> 70 and 40 -> 65-83 %; 14 rows 46 -> 86 and 34 -> 77 %. 1 MiB, 2 threads, 16 to 63 rows:
-  // 70-79 -> 124-174 GB/s. Strips of 4 vectors out of cache: 1 row 27 %, 8 rows 51-76 % at 2
-  // threads. Out of cache from 16 rows on, 16 pages at once are too many streams: 71-82 against
-  // 30-50 % at 1 thread.)
+  // (Zen 4, % of a streaming copy, 60-64 MiB, 1 and 2 threads: 1 row 10 -> 35-37 and 8 -> 36-37 %;
+  // 8 rows 55 -> 70-73 and 40 -> 65-87 %; 12 rows 58 -> 81-83 and 38 -> 57-90 %. 1 MiB, 2 threads,
+  // 16 to 63 rows: 70-79 -> 124-174 GB/s. Strips of 4 vectors out of cache: 1 row 26-27 %, 8 rows
+  // 51-85 % at 2 threads. Out of cache from 16 rows on, 16 pages at once are too many streams:
+  // 71-82 against 30-50 % at 1 thread.)
   template <class R>
   struct rows_streamed {
     template <index_t Chunk>
