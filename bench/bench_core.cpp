@@ -542,17 +542,18 @@ template <index_t R>
 using RowsBlockPrefetch = schedule<split<i, R>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>,
                                    parallel<outer<i>>, prefetch<j, 512>>;
 
-// Column sums, the default's nest without its prefetch<> (8 rows streamed, folded in registers).
-using ColsRowsStreamedNoPrefetch = schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
-                                            vectorize<j>, parallel<outer<i>>>;
-// ... and read ahead 2 KiB along the rows once the matrix outgrows the cache (the default before
-// it chose by row length).
-using ColsRowsStreamedPrefetch = schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
-                                          vectorize<j>, parallel<outer<i>>, prefetch<j, 512>>;
-// ... in chunks of 64 rows, read ahead 2 KiB along the rows (the default for fewer than 512 rows;
-// fewer than 64 are one chunk).
-using ColsOneChunk = schedule<split<i, 64>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
-                              vectorize<j>, parallel<outer<i>>, prefetch<j, 512>>;
+// Column sums as the default streams rows: chunks of Chunk rows in parallel, 8 rows folded in
+// registers per output vector, then Extra directives.
+template <index_t Chunk, class... Extra>
+using ColsRowsStreamed = schedule<split<i, Chunk>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>,
+                                  vectorize<j>, parallel<outer<i>>, Extra...>;
+// The default's nest for many rows without its prefetch<>.
+using ColsRowsStreamedNoPrefetch = ColsRowsStreamed<256>;
+// ... read ahead 2 KiB along the rows once the matrix outgrows the cache (the default before it
+// chose by row length).
+using ColsRowsStreamedPrefetch = ColsRowsStreamed<256, prefetch<j, 512>>;
+// ... in chunks of 64 rows (the default for fewer than 512 rows; fewer than 64 are one chunk).
+using ColsOneChunk = ColsRowsStreamed<64, prefetch<j, 512>>;
 // Column sums, output as accumulator (the brief's reorder<i, j> + vectorize<j>): for each row,
 // cs(j) += X(i, j) over the whole row. loom cannot run it in parallel: the only pure loop outside
 // the reduction would be a split of j, whose vectorized inner loop then has a constant trip count,

@@ -465,15 +465,10 @@ TEST_CASE("reductions: default row and column sums of a matrix that outgrows the
   //   15, 7, 1 rows: the column sum in strips of one vector, all rows at once.
   // Every shape with 8 rows or more ends in a partial block of 8 rows; every shape in a masked vector.
   const index_t cache = loom::simd::outgrows_cache_bytes();
-  for (const auto& [rows, cols] : {std::pair{cache / index_t(sizeof(float) * 97) + 37, index_t(97)},
-                                  std::pair{cache / index_t(sizeof(float) * 1000) + 37, index_t(1000)},
-                                  std::pair{cache / index_t(sizeof(float) * 2053) + 37, index_t(2053)},
-                                  std::pair{cache / index_t(sizeof(float) * 16411) + 37, index_t(16411)},
-                                  std::pair{cache / index_t(sizeof(float) * 65599) + 37, index_t(65599)},
-                                  std::pair{index_t(40), cache / index_t(sizeof(float) * 40) + 37},
-                                  std::pair{index_t(15), cache / index_t(sizeof(float) * 15) + 37},
-                                  std::pair{index_t(7), cache / index_t(sizeof(float) * 7) + 37},
-                                  std::pair{index_t(1), cache / index_t(sizeof(float)) + 37}}) {
+  std::vector<std::pair<index_t, index_t>> shapes;  // (rows, columns), each just over `cache` bytes
+  for (const index_t cols : {97, 1000, 2053, 16411, 65599}) shapes.emplace_back(cache / index_t(sizeof(float) * cols) + 37, cols);
+  for (const index_t rows : {40, 15, 7, 1}) shapes.emplace_back(rows, cache / index_t(sizeof(float) * rows) + 37);
+  for (const auto& [rows, cols] : shapes) {
     loom::Tensor<float, 2> X("X", rows, cols);
     loom::Tensor<float, 1> rs("rs", rows), cs("cs", cols);
     std::vector<double> rref(std::size_t(rows), 0.0), cref(std::size_t(cols), 0.0);

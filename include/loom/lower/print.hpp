@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../core/error.hpp"
+#include "../simd/prefetch.hpp"
 #include "find_reduction.hpp"
 #include "plan.hpp"
 
@@ -76,7 +77,7 @@ struct printer {
     if constexpr (Plan::prefetches) {
       os << "// prefetch: every input read along " << Plan::prefetch_var::name() << " also asks for the element "
          << Plan::prefetch_distance << " steps of " << Plan::prefetch_var::name()
-         << " ahead (into L2; 2 KiB ahead if that is beyond half of L2)";
+         << " ahead (into L2; " << simd::prefetch_fallback_bytes / 1024 << " KiB ahead if that is beyond half of L2)";
       if constexpr (Plan::prefetch_min_bytes == beyond_cache) os << " once the run outgrows the cache\n";
       else if constexpr (Plan::prefetch_min_bytes == 0) os << " on every run\n";
       else os << " when the run touches >= " << Plan::prefetch_min_bytes << " bytes\n";
