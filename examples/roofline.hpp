@@ -35,13 +35,15 @@ inline double seconds_of(auto&& fn, int reps) { return sorted_times(fn, reps)[st
 inline double best_seconds_of(auto&& fn, int reps) { return sorted_times(fn, reps)[0]; }
 
 
-/// Peak FP32 FMA throughput: 16 independent accumulator chains of native-width batches hide
-/// the FMA latency on both FMA ports; every thread runs its own chains. The chains are written
+/// Peak FP32 FMA throughput: independent accumulator chains of native-width batches hide the FMA
+/// latency on both FMA ports (4 cycles x 2 ports: 8 chains at least); every thread runs its own
+/// chains. 16 with AVX-512's 32 registers, 12 with AVX2's 16: the chains and the two operands must
+/// stay in registers (16 ymm chains spilled on Zen 3 and measured half the peak). The chains are written
 /// out (a fold over an index sequence), not a loop over an array: g++ may keep such an array in
 /// memory, and a store-reload inside each chain halves the rate (seen on Zen 4).
 inline double measure_peak_gflops(int threads) {
   using B = loom::simd::batch<float, loom::simd::native_width<float>>;
-  constexpr int chains = 16;
+  constexpr int chains = loom::simd::vector_registers<float, B::size> >= 32 ? 16 : 12;
   const long iters = 20'000'000;
   float sink = 0;
   const double t = best_seconds_of(

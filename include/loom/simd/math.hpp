@@ -3,6 +3,7 @@
 // elementwise chains are bound by memory bandwidth only once their math is this cheap. double and integer types fall back to xsimd.
 #pragma once
 #include <cmath>
+#include <type_traits>
 #include "arch.hpp"
 #include "fma.hpp"
 
@@ -42,12 +43,20 @@ LOOM_INLINE xsimd::batch<float, A> fast_exp(const xsimd::batch<float, A>& x) {
   return xsimd::select(~(x == x), x, res);  // NaN in, NaN out (xsimd 8.1's `!=` is ordered)
 }
 
-/// 1 / d to about 2^-23 relative: the hardware estimate and one Newton step.
+/// 1 / d to float precision. AVX-512's estimate (vrcp14ps) is good to 2^-14, and one Newton
+/// step takes it to about 2^-28: 1 / 2 and 1 / (1 + tiny) come out exactly 0.5 and 1. Older
+/// targets' estimate (rcpps) is good to 2^-12 only, a Newton step leaves 1-2 ulp (sigmoid(0) =
+/// 0.49999997), so they divide: one instruction, correctly rounded, and on the bandwidth-bound
+/// chains it serves no slower (Zen 3, AVX2: fused_16M the same with both, see bench/).
 template <class A>
 LOOM_INLINE xsimd::batch<float, A> fast_reciprocal(const xsimd::batch<float, A>& d) {
   using B = xsimd::batch<float, A>;
-  const B r0 = xsimd::reciprocal(d);
-  return r0 * simd::fnma(d, r0, B(2.f));
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A>) {
+    const B r0 = xsimd::reciprocal(d);
+    return r0 * simd::fnma(d, r0, B(2.f));
+  } else {
+    return B(1.f) / d;
+  }
 }
 
 /// 1 / (1 + e^-x) in 17 operations (xsimd's takes about three times as many).
