@@ -41,3 +41,15 @@ using index_t = std::int64_t;
 #endif
 
 #define LOOM_PRAGMA(x) _Pragma(#x)
+
+namespace loom::detail {
+/// v itself, with the optimizer told nothing about how it was computed (an empty asm statement
+/// that may change it): strength reduction and loop-invariant code motion stop at this value.
+template <class T>
+LOOM_INLINE T opaque(T v) {
+#if defined(__GNUC__) || defined(__clang__)
+  asm("" : "+r"(v));
+#endif
+  return v;
+}
+}  // namespace loom::detail

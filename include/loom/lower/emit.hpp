@@ -90,6 +90,19 @@ struct emitter {
     }
   };
 
+  /// The variable an iteration of loop Y sets to its index (a variable, or an inner loop of one,
+  /// split any number of times), or void.
+  template <class Y>
+  struct row_var {
+    using type = void;
+  };
+  template <char... C>
+  struct row_var<var<C...>> {
+    using type = var<C...>;
+  };
+  template <class Q>
+  struct row_var<inner_loop<Q>> : row_var<Q> {};
+
   template <class Y>
   using tail_of = typename sched::split_of<splits, typename sched::inner_parent<Y>::type>::tail_type;
 
@@ -137,19 +150,28 @@ struct emitter {
       // The innermost loop reduces into the output: fold its values in registers, then update the
       // output once. A whole block folds pairwise (a chain of log2 F adds instead of F - 1, so the
       // loads of the next step need not wait); a partial one in order.
+      // Rows of one variable are read as block_rows of the first: one pointer per step (see
+      // access::address).
       constexpr index_t F = Plan::template trip_of<P>;
       if (n <= 0) return carry;
-      auto value_at = [&](index_t u) LOOM_LAMBDA_INLINE {
-        state c = s;
-        act<Y>(c, lo + u);
-        return leaf.template partial<Mode>(c);
+      state first = s;
+      act<Y>(first, lo);
+      auto value_at = [&]<index_t U>(std::integral_constant<index_t, U>) LOOM_LAMBDA_INLINE {
+        using V = typename row_var<Y>::type;
+        if constexpr (!std::is_void_v<V>) {
+          return leaf.template partial<Mode>(block_row<state, V, U>{first, s.active});
+        } else {
+          state c = s;
+          act<Y>(c, lo + U);
+          return leaf.template partial<Mode>(c);
+        }
       };
       if (known_full || n == F) {
         leaf.template commit<Mode>(s, pairwise<Leaf, 0, F>(value_at));
       } else {
-        auto v = value_at(0);
+        auto v = value_at(std::integral_constant<index_t, 0>{});
         [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
-          ((v = U + 1 < n ? Leaf::fold(v, value_at(U + 1)) : v), ...);
+          ((v = U + 1 < n ? Leaf::fold(v, value_at(std::integral_constant<index_t, U + 1>{})) : v), ...);
         }(std::make_integer_sequence<index_t, F - 1>{});
         leaf.template commit<Mode>(s, v);
       }
@@ -185,7 +207,7 @@ struct emitter {
   template <class Leaf, index_t A, index_t B, class F>
   static LOOM_INLINE auto pairwise(const F& value_at) {
     if constexpr (B - A == 1) {
-      return value_at(A);
+      return value_at(std::integral_constant<index_t, A>{});
     } else {
       constexpr index_t M = A + (B - A) / 2;
       return Leaf::fold(pairwise<Leaf, A, M>(value_at), pairwise<Leaf, M, B>(value_at));

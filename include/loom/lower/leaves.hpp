@@ -56,8 +56,8 @@ struct leaves {
     }
     return ahead;
   }
-  template <bool On>
-  static LOOM_INLINE void prefetch_inputs(const def& d, const state& s, [[maybe_unused]] const ahead_t& ahead) {
+  template <bool On, class C>
+  static LOOM_INLINE void prefetch_inputs(const def& d, const C& s, [[maybe_unused]] const ahead_t& ahead) {
     if constexpr (On) {
       using V = typename Plan::prefetch_var;
       std::size_t n = 0;
@@ -65,7 +65,7 @@ struct leaves {
         using A = std::remove_cvref_t<decltype(a)>;
         if constexpr (meta::contains<typename A::vars, V>) {
           if constexpr (immediate_ahead<A>) simd::prefetch_l2(a.address(s), Plan::prefetch_distance * A::template static_stride_of<V>);
-          else simd::prefetch_l2(a.address(s), ahead[n]);
+          else simd::prefetch_l2(a.prefetch_address(s, ahead[n]));
         }
         ++n;
       });
@@ -216,8 +216,8 @@ struct leaves {
     /// rather than loading and storing the output for each of them.
     template <class Mode>
     static constexpr bool folds_unrolled = is_vmode<Mode> && !Plan::lane_is_reduction;
-    template <class Mode>
-    LOOM_INLINE auto partial(const state& s) const {
+    template <class Mode, class C>
+    LOOM_INLINE auto partial(const C& s) const {
       prefetch_inputs<Prefetch>(d, s, ahead);
       return d.rhs.body.template eval_v<Mode>(s);
     }

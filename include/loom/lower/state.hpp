@@ -3,6 +3,7 @@
 // Expression nodes read it through coord<V>() / extent<V>().
 #pragma once
 #include <array>
+#include <type_traits>
 
 #include "../core/config.hpp"
 #include "../core/meta.hpp"
@@ -24,6 +25,26 @@ struct loop_state {
   LOOM_INLINE index_t extent() const { return ext[meta::index_of<Vars, V>]; }
   template <class V>
   LOOM_INLINE void set(index_t t) { at[meta::index_of<Vars, V>] = t; }
+};
+
+/// Row U of a block unrolled along variable V, seen from the state at the block's first row. The
+/// emitter's folded loops (emit.hpp) evaluate their rows this way, so that an access can address
+/// row U as its address at the first row plus U strides along V (access::address): one pointer
+/// per step and a few multiples of the stride, rather than a base per row.
+template <class S, class V, index_t U>
+struct block_row {
+  static constexpr bool has_reduction_value = false;
+  using first_state = S;
+  using var = V;
+  static constexpr index_t row = U;
+  S first;
+  index_t active;
+  template <class W>
+  LOOM_INLINE index_t coord() const {
+    return first.template coord<W>() + (std::is_same_v<W, V> ? U : 0);
+  }
+  template <class W>
+  LOOM_INLINE index_t extent() const { return first.template extent<W>(); }
 };
 
 /// A state seen together with the finished value of the scheduled reduction (the epilogue).

@@ -20,16 +20,25 @@ inline constexpr index_t prefetch_reach_floor = index_t{128} << 10;
 /// read along a row-major row, 2 KiB further along it).
 inline constexpr index_t prefetch_fallback_bytes = 2048;
 
-/// Asks for the cache line holding p[ahead] to be brought into L2 (x86: prefetcht1), for reading.
+/// Asks for the cache line at `address` to be brought into L2 (x86: prefetcht1), for reading.
+LOOM_INLINE void prefetch_l2(std::uintptr_t address) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(reinterpret_cast<const void*>(address), 0, 2);  // read, locality 2: L2 and outwards
+#else
+  (void)address;
+#endif
+}
+
+/// The address of p[ahead], formed as an integer (see above).
+template <class T>
+LOOM_INLINE std::uintptr_t address_ahead(const T* p, index_t ahead) {
+  return reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(ahead) * sizeof(T);
+}
+
+/// Asks for the cache line holding p[ahead] to be brought into L2.
 template <class T>
 LOOM_INLINE void prefetch_l2(const T* p, index_t ahead) {
-#if defined(__GNUC__) || defined(__clang__)
-  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(ahead) * sizeof(T);
-  __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 2);  // read, locality 2: L2 and outwards
-#else
-  (void)p;
-  (void)ahead;
-#endif
+  prefetch_l2(address_ahead(p, ahead));
 }
 
 }  // namespace loom::simd
