@@ -559,10 +559,10 @@ using ColsOneChunk = ColsRowsStreamed<64, prefetch<j, 512>>;
 // the reduction would be a split of j, whose vectorized inner loop then has a constant trip count,
 // which turns the plan into register accumulators (ColsStrip below).
 using ColsIntoOutput = schedule<reorder<i, j>, vectorize<j>>;
-// Strips of C columns in parallel, i inside the strip loop: C / W vector accumulators per strip
-// (C = 1024: 64 accumulators, more than the 32 registers, so they live on the stack in L1).
-template <index_t C>
-using ColsStrip = schedule<split<j, C>, reorder<outer<j>, i, inner<j>>, vectorize<inner<j>>, parallel<outer<j>>>;
+// Strips of V vectors of columns in parallel, i inside the strip loop: V vector accumulators per
+// strip (V = 64, the most loom allows: more than the registers, so they live on the stack in L1).
+template <index_t V>
+using ColsStrip = schedule<split<j, V * W>, reorder<outer<j>, i, inner<j>>, vectorize<inner<j>>, parallel<outer<j>>>;
 // Column sums, V vector accumulators in registers per strip of V * W columns, i inside the strip
 // loop: the strip's partial sums never leave registers (V = 16 is loom's default since it gained
 // red_block_1d). Written split-first: split<j, V * W>, then split the inner loop by W.
@@ -914,7 +914,7 @@ void register_all() {
   LOOM_REG("colsum_4096/loom_registers8", sums_loom, mat, false, ColsRegisters<8>);
   LOOM_REG("colsum_4096/loom_registers16", sums_loom, mat, false, ColsRegisters<16>);
   LOOM_REG("colsum_4096/loom_registers16_vecfirst", sums_loom, mat, false, ColsRegistersVecFirst<16>);
-  LOOM_REG("colsum_4096/loom_strip1024", sums_loom, mat, false, ColsStrip<1024>);
+  LOOM_REG("colsum_4096/loom_strip64v", sums_loom, mat, false, ColsStrip<64>);
   LOOM_REG("colsum_4096/loom_chunked_rows", sums_loom, mat, false, ColsChunked);
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
   reg("colsum_4096/eigen", colsum_eigen);
