@@ -455,7 +455,8 @@ TEST_CASE("reductions: convolutions out(y, x) = sum(ry, rx, in(y + ry, x + rx) *
 }
 
 TEST_CASE("reductions: default row and column sums of a matrix that outgrows the cache", "[reduction][large]") {
-  // Out of cache the default sums pick a nest by the row length; run each where it is picked:
+  // Out of cache the default sums pick a nest by the row length; run each where it is picked
+  // ("read ahead" where the target does, simd::default_read_ahead):
   //   97 columns:    row sum one row at a time, column sum one row at a time;
   //   1000 columns:  row sum one row at a time, column sum 8 rows at once, the next 8 read ahead;
   //   2053 columns:  both 8 rows at once, the next 8 read ahead;

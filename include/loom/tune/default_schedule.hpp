@@ -7,6 +7,7 @@
 #include "../schedule/directives.hpp"
 #include "../schedule/specialize.hpp"
 #include "../simd/arch.hpp"
+#include "../simd/prefetch.hpp"
 
 namespace loom {
 
@@ -88,8 +89,11 @@ struct default_schedule {
   struct extended<schedule<D...>, More...> {  // Base's directives, then More
     using type = schedule<D..., More...>;
   };
+  // (Only where the target reads ahead by default: simd::default_read_ahead.)
+  template <class Base, class... More>
+  using reading_ahead_with = std::conditional_t<simd::default_read_ahead, typename extended<Base, More...>::type, Base>;
   template <class Base, class Across>
-  using reading_next_rows = typename extended<Base, prefetch<Across{}, 8, 0>>::type;
+  using reading_next_rows = reading_ahead_with<Base, prefetch<Across{}, 8, 0>>;
 
   // cs(j) = sum(i, X(i, j)) with j unit-stride in X: the output is the accumulator and rows are
   // streamed whole, 8 at a time (folded in registers, then one update of the output vector), in
@@ -98,7 +102,8 @@ struct default_schedule {
   // 22.8 against 21.2 at 1, medians of an interleaved A/B; 16 at a time ran out of registers.)
   // Strips of columns with i inside would keep the sums in registers, but step to a new page every
   // row, which hardware prefetchers do not follow: measured at ~45 % of copy, this at ~90 %.
-  // Out of cache, rows are read ahead (reading_next_rows: 66 -> 84 % of copy at 4096^2), and rows shorter
+  // Out of cache, rows are read ahead where the target does (reading_next_rows: Zen 4, 66 -> 84 %
+  // of copy at 4096^2; simd::default_read_ahead), and rows shorter
   // than 2 KiB go one at a time: 8 short rows at once are 8 streams too short for any prefetcher
   // to follow (65536 x 256 floats, 1 thread: 12 against 18-25 GB/s, copy 36-38).
   // Fewer than 512 rows: chunks of 64 rows, so that threads have chunks to share (256 x 65536, 2
@@ -127,14 +132,16 @@ struct default_schedule {
     using many_rows = specialize<touches_at_least<>,
                                  specialize<extent_at_least<p_last{}, index_t{2048} / elem_bytes>, ahead, one_at_a_time>, folded<256>>;
     // (few rows that outgrow the cache are long: read ahead along them)
-    using few_rows = typename extended<folded<64>, prefetch<p_last{}, index_t{2048} / elem_bytes>>::type;
+    using few_rows = reading_ahead_with<folded<64>, prefetch<p_last{}, index_t{2048} / elem_bytes>>;
     using strips = typename red_block_1d<4, R>::type;
     using strips_of_lines = typename red_block_1d<1, R>::type;
     using under_64_rows = specialize<touches_at_least<>, specialize<extent_at_least<R{}, 16>, few_rows, strips_of_lines>, strips>;
     using type = specialize<extent_at_least<R{}, 512>, many_rows, specialize<extent_at_least<R{}, 64>, few_rows, under_64_rows>>;
   };
   // rs(i) = sum(j, X(i, j)) on a matrix that outgrows the cache and has rows of 8 KiB or more: 8
-  // rows at once, each with its own accumulator, read ahead (reading_next_rows): more misses in flight
+  // rows at once, each with its own accumulator, read ahead where the target does
+  // (reading_next_rows; Zen 3 without it: 66 % of copy one row at a time, 108 % 8 rows at once,
+  // 4096^2, 1 thread): more misses in flight
   // than one row's stream keeps. In cache, or with shorter rows, one row at a time (4
   // accumulators): the L2 streamer follows one stream best, and 8 short rows are 8 streams too
   // short to follow. (Zen 4, 1 thread, % of a streaming copy: 4096^2 73 -> 88 %; 1024^2, in L3:
