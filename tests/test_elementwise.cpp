@@ -493,3 +493,28 @@ TEST_CASE("elementwise: comparisons with NaN operands follow IEEE in scalar and 
   loom::run<V>(o(x) = select(a(x) >= b(x), one(x), 0.f));
   expect(">=", [](float u, float v) { return u >= v; }, o, "vectorize<x>");
 }
+
+TEST_CASE("elementwise: the default of a fused chain that outgrows the cache", "[elementwise][large]") {
+  // Out of cache the 1-D default reads its inputs 2 KiB ahead (the nest compiled for that case),
+  // and beyond twice the cache it streams its stores too: run both, each ending in a shifted
+  // last vector (n is no multiple of the vector width), against a double reference.
+  const index_t cache = loom::simd::outgrows_cache_bytes();
+  for (const index_t bytes : {cache, loom::simd::streaming_threshold_bytes()}) {
+    const index_t n = bytes / index_t(3 * sizeof(float)) + 37;
+    loom::Tensor<float, 1> xs("x", n), cs("c", n), out("out", n);
+    for (index_t q = 0; q < n; ++q) {
+      xs(q) = float(q % 1013) * 0.002f - 1.f;
+      cs(q) = float(q % 769) * 0.02f - 7.f;
+    }
+    const float a = 1.5f, b = 0.25f;
+    REQUIRE(loom::print_loop_nest(out(i) = max(a * xs(i) + b, 0.f) * sigmoid(cs(i))).find("prefetch") != std::string::npos);
+    loom::run(out(i) = max(a * xs(i) + b, 0.f) * sigmoid(cs(i)));
+    index_t bad = 0;
+    for (index_t q = 0; q < n; ++q) {
+      const double want = std::max(double(a) * double(xs(q)) + double(b), 0.0) / (1.0 + std::exp(-double(cs(q))));
+      bad += !(std::abs(double(out(q)) - want) <= 6e-7 * std::abs(want) + 1e-30);
+    }
+    INFO(n << " floats per tensor");
+    CHECK(bad == 0);
+  }
+}
