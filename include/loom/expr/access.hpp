@@ -116,62 +116,49 @@ struct access : expr_node {
   template <class L>
   static constexpr bool unit_stride_along = static_stride_of<L> == 1;
 
-  template <class C>
-  LOOM_INLINE index_t offset(const C& c) const {
-    // Strides the type fixes are constants here: a walk along a row needs no multiply.
-    return [&]<class... V>(meta::list<V...>*) {
-      return index_t{(((static_stride_of<V> != unknown_coef ? static_stride_of<V> : var_stride[meta::index_of<vars, V>]) *
-                       c.template coord<V>()) + ... + 0)};
-    }(static_cast<vars*>(nullptr));
-  }
-  /// The stride of variable V in elements: a constant where the type fixes it.
+  /// The stride of variable V in elements: a constant where the type fixes it (a walk along a
+  /// row then needs no multiply), 0 for a variable this access does not use.
   template <class V>
   LOOM_INLINE index_t stride_along() const {
     if constexpr (!meta::contains<vars, V>) return 0;
     else if constexpr (static_stride_of<V> != unknown_coef) return static_stride_of<V>;
     else return var_stride[meta::index_of<vars, V>];
   }
+  template <class C>
+  LOOM_INLINE index_t offset(const C& c) const {
+    return [&]<class... V>(meta::list<V...>*) {
+      return index_t{((stride_along<V>() * c.template coord<V>()) + ... + 0)};
+    }(static_cast<vars*>(nullptr));
+  }
 
-  /// The element's address at a point. In a block of rows (BlockRow) it is the address at the
-  /// block's first row plus `row` strides, the first row's address hidden from the optimizer: left
-  /// visible, GCC 12 keeps a base register per row (and per row read ahead), runs out of
-  /// registers and reloads them in the innermost loop. This way each step has one pointer and the
-  /// rows are reached by multiples of the stride that stay in registers (the default column sum's
-  /// 8-row step, g++ 12, AVX2: 50 instructions with 8 reloads from the stack -> 28, none).
+  /// Whether a point is a row of a block (BlockRow) that this access moves along.
   template <class C>
-  LOOM_INLINE element_type* address(const C& c) const {
-    if constexpr (BlockRow<C>) {
-      if constexpr (meta::contains<vars, typename C::var>) {
-        // (An integer, as prefetch_address forms it, so that both share the multiples of the stride.)
-        const std::uintptr_t first = detail::opaque(reinterpret_cast<std::uintptr_t>(base + offset(c.first)));
-        return reinterpret_cast<element_type*>(first + row_bytes<C>());
-      } else {
-        return base + offset(c.first);
-      }
-    } else {
-      return base + offset(c);
-    }
-  }
-  /// How far row C::row of a block lies from its first row, in bytes.
+  static constexpr bool moves_by_row = [] {
+    if constexpr (BlockRow<C>) return meta::contains<vars, typename C::var>;
+    else return false;
+  }();
+
+  /// The integer address of the element `ahead` elements past the one at a point (a prefetch's
+  /// may lie outside the tensor). In a block of rows this access moves along, it is the address at
+  /// the block's first row, hidden from the optimizer, plus `row` strides: left visible, GCC 12
+  /// keeps a base register per row (and per row read ahead), runs out of registers and reloads
+  /// them in the innermost loop. This way each step has one pointer and the rows are reached by
+  /// multiples of the stride that stay in registers (the default column sum's 8-row step, g++ 12,
+  /// AVX2: 50 instructions with 8 reloads from the stack -> 28, none).
   template <class C>
-  LOOM_INLINE std::uintptr_t row_bytes() const {
-    return static_cast<std::uintptr_t>(C::row * stride_along<typename C::var>()) * sizeof(element_type);
-  }
-  /// The integer address of the element `ahead` elements past the one at a point, for a prefetch
-  /// (it may lie outside the tensor). In a block of rows, formed as address() is, from one hidden
-  /// pointer per step: the first row's, read ahead.
-  template <class C>
-  LOOM_INLINE std::uintptr_t prefetch_address(const C& c, index_t ahead) const {
-    if constexpr (BlockRow<C>) {
-      if constexpr (meta::contains<vars, typename C::var>) {
-        const std::uintptr_t first = detail::opaque(simd::address_ahead(base + offset(c.first), ahead));
-        return first + row_bytes<C>();
-      } else {
-        return simd::address_ahead(base + offset(c.first), ahead);
-      }
+  LOOM_INLINE std::uintptr_t address_ahead(const C& c, index_t ahead) const {
+    if constexpr (moves_by_row<C>) {
+      const std::uintptr_t row_bytes = static_cast<std::uintptr_t>(C::row * stride_along<typename C::var>()) * sizeof(element_type);
+      return detail::opaque(simd::address_ahead(base + offset(c.first), ahead)) + row_bytes;
     } else {
       return simd::address_ahead(base + offset(c), ahead);
     }
+  }
+  /// The element's address at a point.
+  template <class C>
+  LOOM_INLINE element_type* address(const C& c) const {
+    if constexpr (moves_by_row<C>) return reinterpret_cast<element_type*>(address_ahead(c, 0));
+    else return base + offset(c);
   }
 
   template <class C>

@@ -90,19 +90,6 @@ struct emitter {
     }
   };
 
-  /// The variable an iteration of loop Y sets to its index (a variable, or an inner loop of one,
-  /// split any number of times), or void.
-  template <class Y>
-  struct row_var {
-    using type = void;
-  };
-  template <char... C>
-  struct row_var<var<C...>> {
-    using type = var<C...>;
-  };
-  template <class Q>
-  struct row_var<inner_loop<Q>> : row_var<Q> {};
-
   template <class Y>
   using tail_of = typename sched::split_of<splits, typename sched::inner_parent<Y>::type>::tail_type;
 
@@ -157,9 +144,8 @@ struct emitter {
       state first = s;
       act<Y>(first, lo);
       auto value_at = [&]<index_t U>(std::integral_constant<index_t, U>) LOOM_LAMBDA_INLINE {
-        using V = typename row_var<Y>::type;
-        if constexpr (!std::is_void_v<V>) {
-          return leaf.template partial<Mode>(block_row<state, V, U>{first, s.active});
+        if constexpr (sched::sets_coordinate<Y>) {  // rows U of one variable
+          return leaf.template partial<Mode>(block_row<state, meta::at<sched::roots_t<Y>, 0>, U>{first, s.active});
         } else {
           state c = s;
           act<Y>(c, lo + U);

@@ -65,7 +65,7 @@ struct leaves {
         using A = std::remove_cvref_t<decltype(a)>;
         if constexpr (meta::contains<typename A::vars, V>) {
           if constexpr (immediate_ahead<A>) simd::prefetch_l2(a.address(s), Plan::prefetch_distance * A::template static_stride_of<V>);
-          else simd::prefetch_l2(a.prefetch_address(s, ahead[n]));
+          else simd::prefetch_l2(a.address_ahead(s, ahead[n]));
         }
         ++n;
       });

@@ -34,7 +34,6 @@ struct loop_state {
 template <class S, class V, index_t U>
 struct block_row {
   static constexpr bool has_reduction_value = false;
-  using first_state = S;
   using var = V;
   static constexpr index_t row = U;
   S first;

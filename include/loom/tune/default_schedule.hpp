@@ -94,6 +94,8 @@ struct default_schedule {
   using reading_ahead_with = std::conditional_t<simd::default_read_ahead, typename extended<Base, More...>::type, Base>;
   template <class Base, class Across>
   using reading_next_rows = reading_ahead_with<Base, prefetch<Across{}, 8, 0>>;
+  // Reading 2 KiB further along a row-major row (in elements of the definition's type).
+  static constexpr index_t along_row_ahead = simd::prefetch_fallback_bytes / elem_bytes;
 
   // cs(j) = sum(i, X(i, j)) with j unit-stride in X: the output is the accumulator and rows are
   // streamed whole, 8 at a time (folded in registers, then one update of the output vector), in
@@ -132,7 +134,7 @@ struct default_schedule {
     using many_rows = specialize<touches_at_least<>,
                                  specialize<extent_at_least<p_last{}, index_t{2048} / elem_bytes>, ahead, one_at_a_time>, folded<256>>;
     // (few rows that outgrow the cache are long: read ahead along them)
-    using few_rows = reading_ahead_with<folded<64>, prefetch<p_last{}, index_t{2048} / elem_bytes>>;
+    using few_rows = reading_ahead_with<folded<64>, prefetch<p_last{}, along_row_ahead>>;
     using strips = typename red_block_1d<4, R>::type;
     using strips_of_lines = typename red_block_1d<1, R>::type;
     using under_64_rows = specialize<touches_at_least<>, specialize<extent_at_least<R{}, 16>, few_rows, strips_of_lines>, strips>;
@@ -206,7 +208,7 @@ struct default_schedule {
       // (1 thread), 80-90 -> 84-100 % (2, noisy); `x + c` level (98-107 %). In cache a prefetch costs
       // (1 MiB, 2 threads: `x + c` 133 -> 110 GB/s), hence only out of cache.
       return streamed<split<p_last{}, 8192>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<p_last>{}, parallel_min_points>,
-                      prefetch<p_last{}, index_t{2048} / elem_bytes>>{};
+                      prefetch<p_last{}, along_row_ahead>>{};
     } else {
       using P0 = meta::at<pure, 0>;
       return streamed<vectorize<p_last{}>, parallel<P0{}, parallel_min_points>>{};
