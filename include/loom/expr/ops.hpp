@@ -82,6 +82,19 @@ struct sigmoid { static constexpr const char* fn = "sigmoid";
     else return B(1) / (B(1) + xsimd::exp(-a)); }
   template <class T> static LOOM_INLINE T apply(const T& a) {
     if constexpr (std::is_arithmetic_v<T>) return via_vector(a, [](auto b) { return vec(b); }); else return vec(a); } };
+// a · sigmoid(x) evaluated as a / (1 + e^-x): what `a * sigmoid(x)` computes (see binary below).
+struct times_sigmoid {
+  template <class B> static LOOM_INLINE B vec(const B& a, const B& x) {
+    if constexpr (std::is_same_v<typename B::value_type, float>) return simd::times_sigmoid(a, x);
+    else return a / (B(1) + xsimd::exp(-x)); }
+  template <class T> static LOOM_INLINE T apply(const T& a, const T& x) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      using B = xsimd::batch<T, simd::native_arch>;
+      return vec(B(a), B(x)).get(0);
+    } else {
+      return vec(a, x);
+    }
+  } };
 }  // namespace op
 
 template <class Op, Expr A>
@@ -105,6 +118,11 @@ struct unary : expr_node {
   }
 };
 
+template <class E>
+inline constexpr bool is_sigmoid_node = false;
+template <class X>
+inline constexpr bool is_sigmoid_node<unary<op::sigmoid, X>> = true;
+
 template <class Op, Expr A, Expr B>
 struct binary : expr_node {
   static_assert(std::is_same_v<value_t<A>, value_t<B>>,
@@ -116,10 +134,23 @@ struct binary : expr_node {
   A a;
   B b;
   binary(const A& a_, const B& b_) : a(a_), b(b_) {}
+  // A product with a sigmoid is one division, a / (1 + e^-x), instead of a reciprocal and a
+  // multiply: one rounding fewer, and on AVX2 the division the sigmoid needs anyway.
+  static constexpr bool float_product = std::is_same_v<Op, op::mul> && std::is_floating_point_v<value_type>;
+  static constexpr bool sigmoid_right = float_product && is_sigmoid_node<B>;
+  static constexpr bool sigmoid_left = float_product && !sigmoid_right && is_sigmoid_node<A>;
   template <class C>
-  LOOM_INLINE value_type eval(const C& c) const { return Op::apply(a.eval(c), b.eval(c)); }
+  LOOM_INLINE value_type eval(const C& c) const {
+    if constexpr (sigmoid_right) return op::times_sigmoid::apply(a.eval(c), b.a.eval(c));
+    else if constexpr (sigmoid_left) return op::times_sigmoid::apply(b.eval(c), a.a.eval(c));
+    else return Op::apply(a.eval(c), b.eval(c));
+  }
   template <class VM, class C>
-  LOOM_INLINE auto eval_v(const C& c) const { return Op::apply(a.template eval_v<VM>(c), b.template eval_v<VM>(c)); }
+  LOOM_INLINE auto eval_v(const C& c) const {
+    if constexpr (sigmoid_right) return op::times_sigmoid::apply(a.template eval_v<VM>(c), b.a.template eval_v<VM>(c));
+    else if constexpr (sigmoid_left) return op::times_sigmoid::apply(b.template eval_v<VM>(c), a.a.template eval_v<VM>(c));
+    else return Op::apply(a.template eval_v<VM>(c), b.template eval_v<VM>(c));
+  }
   template <class F> LOOM_INLINE void for_each_access(F&& f) { a.for_each_access(f); b.for_each_access(f); }
   template <class F> LOOM_INLINE void for_each_access(F&& f) const { a.for_each_access(f); b.for_each_access(f); }
   void print(std::ostream& os) const {

@@ -60,17 +60,16 @@ LOOM_INLINE xsimd::batch<float, A> fast_reciprocal(const xsimd::batch<float, A>&
   }
 }
 
-/// 1 / (1 + e^-x) in 17 operations (xsimd's takes about three times as many).
-/// e^-x = 2^n · e^r with n = round(-x · log2 e), r = -x - n ln2 in [-ln2/2, ln2/2]:
+/// 1 + e^-x, the denominator of the sigmoid, in 16 operations (xsimd's sigmoid takes about three
+/// times as many). e^-x = 2^n · e^r with n = round(-x · log2 e), r = -x - n ln2 in [-ln2/2, ln2/2]:
 ///  - x is clamped to [-88, 87] first, so n + 127 always fits the exponent field: 2^n needs no
-///    overflow or underflow handling. Beyond the clamp the result is 0 or 1 to float precision.
+///    overflow or underflow handling. Beyond the clamp the sigmoid is 0 or 1 to float precision.
 ///  - adding 1.5 · 2^23 rounds -x · log2 e to an integer and leaves n + 127 in the low mantissa
 ///    bits, so one shift builds 2^n (no round or convert instructions);
-///  - e^r is a degree-5 minimax polynomial (relative error 7.5e-8), evaluated in r' = -r;
-///  - 1 / (1 + e^-x) is the hardware estimate and one Newton step.
+///  - e^r is a degree-5 minimax polynomial (relative error 7.5e-8), evaluated in r' = -r.
 /// The clamp's operand order lets NaN through (x86 max/min return the second operand on NaN).
 template <class A>
-LOOM_INLINE xsimd::batch<float, A> fast_sigmoid(const xsimd::batch<float, A>& x) {
+LOOM_INLINE xsimd::batch<float, A> sigmoid_denominator(const xsimd::batch<float, A>& x) {
   using B = xsimd::batch<float, A>;
   using I = xsimd::batch<int32_t, A>;
   const B magic(12582912.f + 127.f);
@@ -87,7 +86,29 @@ LOOM_INLINE xsimd::batch<float, A> fast_sigmoid(const xsimd::batch<float, A>& x)
   p = simd::fma(p, r, B(-0.9999996919915167f));
   p = simd::fma(p, r, B(1.0000000716546822f));
   const B scale = xsimd::bitwise_cast<B>(xsimd::bitwise_cast<I>(j) << 23);  // 2^n
-  return fast_reciprocal(simd::fma(p, scale, B(1.f)));
+  return simd::fma(p, scale, B(1.f));
+}
+
+/// 1 / (1 + e^-x): the denominator above and fast_reciprocal.
+template <class A>
+LOOM_INLINE xsimd::batch<float, A> fast_sigmoid(const xsimd::batch<float, A>& x) {
+  return fast_reciprocal(sigmoid_denominator(x));
+}
+
+/// a / d to float precision: a times fast_reciprocal(d) where that is an estimate and a Newton
+/// step (AVX-512, whose division is slow), a division elsewhere (one rounding, not two).
+template <class A>
+LOOM_INLINE xsimd::batch<float, A> fast_divide(const xsimd::batch<float, A>& a, const xsimd::batch<float, A>& d) {
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A>) return a * fast_reciprocal(d);
+  else return a / d;
+}
+
+/// a · sigmoid(x) as a / (1 + e^-x): the sigmoid's reciprocal and the product become one division
+/// (gated units and SiLU, x · sigmoid(x), have this form). On AVX2 (Zen 3) the fused chain
+/// `max(a x + b, 0) · sigmoid(c)` in cache goes from 9.4 to 8.7 cycles per vector.
+template <class A>
+LOOM_INLINE xsimd::batch<float, A> times_sigmoid(const xsimd::batch<float, A>& a, const xsimd::batch<float, A>& x) {
+  return fast_divide(a, sigmoid_denominator(x));
 }
 
 template <class T>
