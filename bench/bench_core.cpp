@@ -7,6 +7,7 @@
 //                              against the best of these at the same (or a lower) thread count.
 //                              copy_16M/nt_stores (streaming stores by hand) counts too.
 //   fused_16M                  out(i) = max(a * x(i) + b, 0) * sigmoid(c(i)); bytes 3 * 4 * N.
+//   add_16M                    out(i) = x(i) + c(i): the fused chain's bytes without its math.
 //   rowsum_4096, colsum_4096   rs(i) = sum(j, X(i, j)), cs(j) = sum(i, X(i, j)); bytes 4 * M * N.
 //   rowsum_65536x256, ...      the same sums over the same 64 MiB seen as 65536 rows of 256: rows
 //                              too short to stream 8 at once (the default picks other nests).
@@ -270,6 +271,26 @@ void fused_loom(benchmark::State& st, const char* name) {
   });
   for (auto _ : st) {
     loom::run<S>(def);
+    touch(d.out.data());
+  }
+  set_bytes(st, fused_bytes);
+}
+
+// The roof of the fused chain's memory traffic: the same two reads and one write with no math,
+// out(i) = x(i) + c(i), loom's default (checked against a plain loop).
+void add_loom(benchmark::State& st) {
+  use_threads(st);
+  auto& d = vec();
+  const auto def = (d.out(i) = d.x(i) + d.c(i));
+  check_once(key("add_16M/loom_default", st), [&] {
+    poison(d.out.data(), N1);
+    loom::run(def);
+    std::vector<float> ref(static_cast<std::size_t>(N1));
+    for (index_t q = 0; q < N1; ++q) ref[std::size_t(q)] = d.x.data()[q] + d.c.data()[q];
+    check_close("add_16M/loom_default", d.out.data(), ref.data(), static_cast<std::size_t>(N1), 0, 0);
+  });
+  for (auto _ : st) {
+    loom::run(def);
     touch(d.out.data());
   }
   set_bytes(st, fused_bytes);
@@ -905,6 +926,7 @@ void register_all() {
   reg("fused_16M/xtensor", fused_xtensor);
 #endif
   reg("fused_16M/plain", fused_plain);
+  reg("add_16M/loom_default", add_loom);
   reg("fused_16M/xsimd_loom_math", [](benchmark::State& st) { fused_xsimd<false>(st, "fused_16M/xsimd_loom_math"); });
   reg("fused_16M/xsimd_loom_math_nt", [](benchmark::State& st) { fused_xsimd<true>(st, "fused_16M/xsimd_loom_math_nt"); });
   reg("fused_16M/xsimd_loom_math_nt_ahead", [](benchmark::State& st) { fused_xsimd<true, true>(st, "fused_16M/xsimd_loom_math_nt_ahead"); });

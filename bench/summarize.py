@@ -28,6 +28,7 @@ import sys
 COPY_REF = {
     "copy_16M": "copy_16M",
     "fused_16M": "copy_16M",
+    "add_16M": "copy_16M",
     "copy_4096x4096": "copy_4096x4096",
     "rowsum_4096": "copy_4096x4096",
     "colsum_4096": "copy_4096x4096",
@@ -187,7 +188,7 @@ def fmt(x, spec):
 def table(rows, others=None):
     others = others or {}
     copy_ref, peak_ref = references(rows)
-    order = ["copy_16M", "copy_4096x4096", "read_4096x4096", "fused_16M", "rowsum_4096", "colsum_4096", "rowsum_65536x256", "colsum_65536x256", "colsum_8x2097152", "transpose_8192", "gemm_512", PEAK_KERNEL]
+    order = ["copy_16M", "copy_4096x4096", "read_4096x4096", "fused_16M", "add_16M", "rowsum_4096", "colsum_4096", "rowsum_65536x256", "colsum_65536x256", "colsum_8x2097152", "transpose_8192", "gemm_512", PEAK_KERNEL]
     kernels = sorted({k for k, _, _ in rows}, key=lambda k: (order.index(k) if k in order else len(order), k))
     header = (f"{'kernel':<16} {'implementation':<30} {'thr':>3} {'median':>9} {'unit':<7} {'cv%':>5} "
               + (f"{'others%':>7} " if others else "")
@@ -252,6 +253,10 @@ def targets(rows):
                 out.append(f"{verdict(v / e[0] >= 1.2)} fused {impl} {t}t: {v / e[0]:.2f}x Eigen ({e[1]} {e[0]:.1f} GB/s) [target >= 1.2x]")
             if x:
                 out.append(f"{verdict(v / x[0] >= 1.2)} fused {impl} {t}t: {v / x[0]:.2f}x xtensor ({x[0]:.1f} GB/s) [target >= 1.2x]")
+            a = get("add_16M", "loom_default", t)
+            if impl == "loom_default" and a is not None:
+                out.append(f"REPORT  fused {impl} {t}t: {100 * v / a:.0f}% of the same bytes without the math "
+                           f"(add_16M {a:.1f} GB/s = {100 * a / ref[0]:.0f}% of copy)")
     for kernel in ("rowsum_4096", "colsum_4096"):
         for t in threads:
             ref = copy_ref(kernel, t)
