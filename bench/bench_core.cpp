@@ -328,14 +328,15 @@ void fused_plain(benchmark::State& st) {
 // loom_default is what loom's emitted loop costs on top of its math. The _nt variant stores with
 // non-temporal (streaming) stores: the output's lines are not read before they are written, so
 // the memory traffic is the 12 bytes per point counted here instead of 16. The _nt_ahead variant
-// also reads both inputs 2 KiB ahead into L2, once per cache line, as loom's default does.
+// also reads both inputs 2 KiB ahead into L2, once per cache line, as loom's default does;
+// _Nstreams reads each thread's share as N far-apart parts at once (not yet a loom schedule).
 // (GCC 12 reports a false -Wmaybe-uninitialized from its AVX-512 intrinsic headers along the
 // inlining stack, i.e. here; loom silences it the same way around its own loop nests.)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-template <bool Streaming, bool Ahead = false>
+template <bool Streaming, bool Ahead = false, int Streams = 1>
 void fused_xsimd(benchmark::State& st, const char* name) {
   use_threads(st);
   auto& d = vec();
@@ -352,8 +353,7 @@ void fused_xsimd(benchmark::State& st, const char* name) {
       const float* const xl = x;
       const float* const cl = c;
       float* const ol = o;
-#pragma omp for schedule(static) nowait
-      for (index_t q = 0; q < N1; q += W) {
+      auto point = [&](index_t q) LOOM_LAMBDA_INLINE {
         if constexpr (Ahead) {
           if (q % (64 / index_t(sizeof(float))) == 0) {  // once per line (folds away when W is a line)
             loom::simd::prefetch_l2(xl + q, 2048 / index_t(sizeof(float)));
@@ -363,6 +363,21 @@ void fused_xsimd(benchmark::State& st, const char* name) {
         const B v = loom::simd::times_sigmoid(xsimd::max(loom::simd::fma(va, B::load_aligned(xl + q), vb), zero), B::load_aligned(cl + q));
         if constexpr (Streaming) loom::simd::store_stream(ol + q, v);
         else v.store_aligned(ol + q);
+      };
+      if constexpr (Streams == 1) {
+#pragma omp for schedule(static) nowait
+        for (index_t q = 0; q < N1; q += W) point(q);
+      } else {
+        // Each thread's share read as Streams parts at once, a vector from each in turn: more
+        // streams in flight for the hardware prefetchers. The parts are 17 lines short of an
+        // equal split, so their starts are not a power of two apart (same cache sets: 17 % of
+        // copy); the rest follows part by part.
+        const index_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        const index_t lo = N1 * t / nt / 16 * 16, hi = t + 1 == nt ? N1 : N1 * (t + 1) / nt / 16 * 16;
+        const index_t part = std::max<index_t>(0, ((hi - lo) / Streams / 16 - 17) * 16);
+        for (index_t q = 0; q < part; q += W)
+          for (int k = 0; k < Streams; ++k) point(lo + k * part + q);
+        for (index_t q = lo + Streams * part; q < hi; q += W) point(q);
       }
       if constexpr (Streaming) loom::simd::stream_fence();
     }
@@ -930,6 +945,8 @@ void register_all() {
   reg("fused_16M/xsimd_loom_math", [](benchmark::State& st) { fused_xsimd<false>(st, "fused_16M/xsimd_loom_math"); });
   reg("fused_16M/xsimd_loom_math_nt", [](benchmark::State& st) { fused_xsimd<true>(st, "fused_16M/xsimd_loom_math_nt"); });
   reg("fused_16M/xsimd_loom_math_nt_ahead", [](benchmark::State& st) { fused_xsimd<true, true>(st, "fused_16M/xsimd_loom_math_nt_ahead"); });
+  reg("fused_16M/xsimd_loom_math_nt_ahead_4streams", [](benchmark::State& st) { fused_xsimd<true, true, 4>(st, "fused_16M/xsimd_loom_math_nt_ahead_4streams"); });
+  reg("fused_16M/xsimd_loom_math_nt_ahead_2streams", [](benchmark::State& st) { fused_xsimd<true, true, 2>(st, "fused_16M/xsimd_loom_math_nt_ahead_2streams"); });
 
   // row and column sums
   reg("read_4096x4096/xsimd", read_xsimd);
