@@ -298,6 +298,9 @@ void add_loom(benchmark::State& st) {
 
 // The schedule from loom's documentation, and the same with four vectors per loop step.
 using FusedHand = loom::schedule<loom::split<i, 8192>, loom::vectorize<loom::inner<i>>, loom::parallel<loom::outer<i>>>;
+// Four parts of each block of 4 x 65808 floats read at once (interleave<4>; see docs/design.md).
+using FusedInterleave4 = loom::schedule<loom::split<i, 4 * 65808>, loom::vectorize<loom::inner<i>>, loom::parallel<loom::outer<i>>,
+                                        loom::prefetch<i, 512>, loom::stream_stores<>, loom::interleave<4>>;
 using FusedHandU4 = loom::schedule<loom::split<i, 8192>, loom::vectorize<loom::inner<i>>,
                                    loom::unroll<loom::outer<loom::inner<i>>, 4>, loom::parallel<loom::outer<i>>>;
 
@@ -933,6 +936,7 @@ void register_all() {
   LOOM_REG("fused_16M/loom_default", fused_loom, loom::auto_schedule);
   LOOM_REG("fused_16M/loom_hand", fused_loom, FusedHand);
   LOOM_REG("fused_16M/loom_hand_u4", fused_loom, FusedHandU4);
+  LOOM_REG("fused_16M/loom_interleave4", fused_loom, FusedInterleave4);
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
   reg("fused_16M/eigen", fused_eigen);
   reg("fused_16M/eigen_omp", fused_eigen_omp);

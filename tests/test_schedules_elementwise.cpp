@@ -80,6 +80,8 @@ using ew2_schedules = lt::schedule_list<
     schedule<split<j, 32>, split<inner<j>, 8>, vectorize<inner<inner<j>>, W8>, unroll<outer<inner<j>>>>,
     schedule<reorder<j, i>, fuse<j, i>, parallel<fused<j, i>>>,
     schedule<vectorize<j, W4, tail::shift_inwards>, unroll<outer<j>, 2, tail::guard>, parallel<i>>,
+    schedule<split<j, 64>, vectorize<inner<j>>, parallel<outer<j>>, interleave<2>>,  // parts of each row's blocks
+    schedule<tile<i, j, 4, 32>, vectorize<inner<j>, native, tail::masked>, interleave<3>, stream_stores<0>>,
     // non-temporal stores on every run: aligned whole vectors stream, shifted/masked ones do not
     schedule<vectorize<j>, parallel<i>, stream_stores<0>>,
     schedule<tile<i, j, 8, 32>, vectorize<inner<j>, native, tail::masked>, stream_stores<0>>,
@@ -143,6 +145,10 @@ using chain_float_schedules = lt::schedule_list<
     schedule<vectorize<x, native, tail::masked>>,
     schedule<vectorize<x, W4, tail::shift_inwards>>,
     schedule<split<x, 1000>, vectorize<inner<x>>, parallel<outer<x>>>,
+    // several parts of each block at once: the parts, what is left, the shifted or masked tail
+    schedule<split<x, 4096>, vectorize<inner<x>>, parallel<outer<x>>, interleave<4>, stream_stores<0>>,
+    schedule<vectorize<x, native, tail::masked>, interleave<3>>,
+    schedule<vectorize<x, W4, tail::shift_inwards>, interleave<16>>,
     schedule<split<x, 7, tail::shift_inwards>>,
     schedule<split<x, 7, tail::guard>, unroll<inner<x>>>,
     schedule<unroll<x, 4>>,

@@ -232,6 +232,15 @@ struct plan {
   static_assert(!prefetches || meta::contains<typename Def::vars, prefetch_var>,
                 "loom::prefetch<V, Distance>: V is not a variable of this definition (name a variable, not a loop)");
 
+  template <class D>
+  struct is_interleave_directive : std::false_type {};
+  template <int P>
+  struct is_interleave_directive<interleave<P>> : std::true_type {};
+  using interleaving = find_directive<is_interleave_directive, interleave<1>>;
+  /// Strip-mined vector loops walk this many parts of their block at once.
+  static constexpr int interleave_parts = interleaving::first::parts;
+  static_assert(interleaving::all::size <= 1, "loom::interleave: the schedule names interleave twice");
+
   // ---- tails ----
   template <class S>
   struct resolve_tail {

@@ -82,6 +82,10 @@ struct printer {
       else if constexpr (Plan::prefetch_min_bytes == 0) os << " on every run\n";
       else os << " when the run touches >= " << Plan::prefetch_min_bytes << " bytes\n";
     }
+    if constexpr (Plan::interleave_parts > 1) {
+      os << "// interleave: each strip's vector loop walks " << Plan::interleave_parts
+         << " parts of its block at once, a vector from each in turn\n";
+    }
     if constexpr (Plan::acc_kind == accumulation::into_output) {
       if constexpr (std::is_same_v<typename Def::mode, assign_set>) os << out << " = identity for all points\n";
     }

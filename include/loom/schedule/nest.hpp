@@ -329,6 +329,12 @@ struct apply<N, prefetch<V, D, B>, T> {
   using type = N;
 };
 
+/// interleave changes the order of a strip's vectors, not the loops.
+template <class N, int P, class T>
+struct apply<N, interleave<P>, T> {
+  using type = N;
+};
+
 template <class N, class S, class T>
 struct apply_all;
 template <class N, class T>
