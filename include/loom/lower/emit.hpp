@@ -2,6 +2,7 @@
 // `if constexpr` branch per loop kind, lanes as xsimd batches, parallel loops under OpenMP.
 // Everything inlines into one function per (definition, schedule); nothing is interpreted.
 #pragma once
+#include <algorithm>
 #include <utility>
 
 #include "../expr/reduce.hpp"
@@ -332,7 +333,7 @@ struct emitter {
     if constexpr (K > 1) {
       // Parts an odd number of cache lines long, so no two start a power of two apart: parts
       // that do share their cache sets and run at a tenth of the speed.
-      constexpr index_t per_line = 64 / (W * index_t(sizeof(T))) > 0 ? 64 / (W * index_t(sizeof(T))) : 1;
+      constexpr index_t per_line = std::max<index_t>(1, 64 / (W * index_t(sizeof(T))));  // vectors per line
       index_t lines = whole / K / per_line;
       if (lines % 2 == 0 && lines > 0) --lines;
       const index_t part = lines * per_line;

@@ -119,9 +119,9 @@ struct prefetch {
 /// interleave<Parts>: the vector loop of a strip-mined block (outer<V>, then vectorized inner<V>)
 /// walks Parts equal parts of the block at once, one vector from each in turn, then what is left.
 /// One core keeps more reads in flight on Parts streams than on one: the hardware prefetchers
-/// follow each (a fused elementwise chain over 16M floats, Zen 3, 1 thread, blocks of 4 x 2^16
-/// floats: see docs/design.md). The parts should be far apart (tens of KiB at least) and not a
-/// power of two apart (the same cache sets); results never change.
+/// follow each (a fused elementwise chain over 16M floats, Zen 3, 1 thread, blocks of 4 x 65808
+/// floats: see docs/design.md). The parts should be far apart (tens of KiB at least); the emitter
+/// keeps them off a power of two apart (the same cache sets). Results never change.
 template <int Parts>
 struct interleave {
   static_assert(Parts >= 1 && Parts <= 16, "loom::interleave<Parts>: Parts must be in [1, 16]");
