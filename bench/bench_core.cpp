@@ -186,11 +186,16 @@ GemmData& gemm() {
 // ------------------------------------------------------------------------------------------
 // copy
 // ------------------------------------------------------------------------------------------
+/// This thread's contiguous share [first, second) of n points (starts on 16-point boundaries).
+std::pair<index_t, index_t> thread_share(index_t n) {
+  const index_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+  return {n * t / nt / 16 * 16, t + 1 == nt ? n : n * (t + 1) / nt / 16 * 16};
+}
+
 void memcpy_chunks(float* dst, const float* src, index_t n) {  // one contiguous chunk per thread
 #pragma omp parallel
   {
-    const index_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const index_t lo = n * t / nt / 16 * 16, hi = t + 1 == nt ? n : n * (t + 1) / nt / 16 * 16;
+    const auto [lo, hi] = thread_share(n);
     std::memcpy(dst + lo, src + lo, sizeof(float) * static_cast<std::size_t>(hi - lo));
   }
 }
@@ -375,8 +380,7 @@ void fused_xsimd(benchmark::State& st, const char* name) {
         // streams in flight for the hardware prefetchers. The parts are 17 lines short of an
         // equal split, so their starts are not a power of two apart (same cache sets: 17 % of
         // copy); the rest follows part by part.
-        const index_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-        const index_t lo = N1 * t / nt / 16 * 16, hi = t + 1 == nt ? N1 : N1 * (t + 1) / nt / 16 * 16;
+        const auto [lo, hi] = thread_share(N1);
         const index_t part = std::max<index_t>(0, ((hi - lo) / Streams / 16 - 17) * 16);
         for (index_t q = 0; q < part; q += W)
           for (int k = 0; k < Streams; ++k) point(lo + k * part + q);
@@ -439,8 +443,7 @@ void fused_eigen_omp(benchmark::State& st) {
   auto once = [&] {
 #pragma omp parallel
     {
-      const index_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-      const index_t lo = N1 * t / nt / 16 * 16, hi = t + 1 == nt ? N1 : N1 * (t + 1) / nt / 16 * 16;
+      const auto [lo, hi] = thread_share(N1);
       const index_t n = hi - lo;
       d.out.segment(lo, n) = (fa * d.x.segment(lo, n) + fb).max(0.f) * (1.f / (1.f + (-d.c.segment(lo, n)).exp()));
     }
