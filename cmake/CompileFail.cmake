@@ -1,10 +1,11 @@
 # Compile-fail / compile-ok driver, run by CTest as
 #
 #   cmake -DLOOM_BUILD_DIR=<build dir> -DLOOM_TARGET=<target> -DLOOM_SOURCE=<file.cpp>
-#         -DLOOM_MODE=fail|ok [-DLOOM_CONFIG=<config>] -P CompileFail.cmake
+#         -DLOOM_MODE=fail|ok [-DLOOM_CONFIG=<config>] [-DLOOM_DIRECT=ON] -P CompileFail.cmake
 #
-# Builds <target> (an EXCLUDE_FROM_ALL object library made from <file.cpp>)
-# with `cmake --build`, then
+# Compiles <target> (an EXCLUDE_FROM_ALL object library made from <file.cpp>): with
+# LOOM_DIRECT, by running the command compile_commands.json gives for it; else with
+# `cmake --build --target`. Then
 #   MODE=fail: asserts the build FAILS and that its output matches the CMake
 #              regular expression from the file's first line `// expect: <regex>`;
 #   MODE=ok:   asserts the build SUCCEEDS (control variant, compiled with
@@ -17,19 +18,53 @@ foreach(_var LOOM_BUILD_DIR LOOM_TARGET LOOM_SOURCE LOOM_MODE)
   endif()
 endforeach()
 
-set(_cmd "${CMAKE_COMMAND}" --build "${LOOM_BUILD_DIR}" --target "${LOOM_TARGET}")
-if(DEFINED LOOM_CONFIG AND NOT "${LOOM_CONFIG}" STREQUAL "")
-  list(APPEND _cmd --config "${LOOM_CONFIG}")
-endif()
-
 # Plain ASCII diagnostics (no locale-dependent quotes) so regexes are portable.
 set(ENV{LC_ALL} C)
 
-execute_process(
-  COMMAND ${_cmd}
-  RESULT_VARIABLE _result
-  OUTPUT_VARIABLE _output
-  ERROR_VARIABLE  _output)   # same variable: stdout and stderr merged
+if(LOOM_DIRECT)
+  # The exact command CMake exported for the target's one source: no build tool, no lock.
+  set(_db "${LOOM_BUILD_DIR}/compile_commands.json")
+  if(NOT EXISTS "${_db}")
+    message(FATAL_ERROR "CompileFail.cmake: ${_db} is missing; configure the build tree again")
+  endif()
+  file(READ "${_db}" _json)
+  string(JSON _count LENGTH "${_json}")
+  set(_command "")
+  if(_count GREATER 0)
+    math(EXPR _last "${_count} - 1")
+    foreach(_i RANGE ${_last})
+      # The object path in the command names the target's directory (the Makefile generator
+      # of CMake 3.25 writes no "output" field).
+      string(JSON _entry_command GET "${_json}" ${_i} command)
+      string(FIND "${_entry_command}" "CMakeFiles/${LOOM_TARGET}.dir/" _at)
+      if(_at GREATER -1)
+        set(_command "${_entry_command}")
+        string(JSON _directory GET "${_json}" ${_i} directory)
+        break()
+      endif()
+    endforeach()
+  endif()
+  if(_command STREQUAL "")
+    message(FATAL_ERROR "CompileFail.cmake: no command for target ${LOOM_TARGET} in ${_db}")
+  endif()
+  separate_arguments(_cmd UNIX_COMMAND "${_command}")
+  execute_process(
+    COMMAND ${_cmd}
+    WORKING_DIRECTORY "${_directory}"
+    RESULT_VARIABLE _result
+    OUTPUT_VARIABLE _output
+    ERROR_VARIABLE  _output)   # same variable: stdout and stderr merged
+else()
+  set(_cmd "${CMAKE_COMMAND}" --build "${LOOM_BUILD_DIR}" --target "${LOOM_TARGET}")
+  if(DEFINED LOOM_CONFIG AND NOT "${LOOM_CONFIG}" STREQUAL "")
+    list(APPEND _cmd --config "${LOOM_CONFIG}")
+  endif()
+  execute_process(
+    COMMAND ${_cmd}
+    RESULT_VARIABLE _result
+    OUTPUT_VARIABLE _output
+    ERROR_VARIABLE  _output)
+endif()
 
 # Strip ANSI colour escapes so regexes see plain compiler text.
 string(ASCII 27 _esc)
