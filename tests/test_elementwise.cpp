@@ -495,9 +495,10 @@ TEST_CASE("elementwise: comparisons with NaN operands follow IEEE in scalar and 
 }
 
 TEST_CASE("elementwise: the default of a fused chain that outgrows the cache", "[elementwise][large]") {
-  // Out of cache the 1-D default reads its inputs 2 KiB ahead (the nest compiled for that case),
-  // and beyond twice the cache it streams its stores too: run both, each ending in a shifted
-  // last vector (n is no multiple of the vector width), against a double reference.
+  // Out of cache the 1-D default reads its inputs 2 KiB ahead and walks 4 parts of each block at
+  // once (the nest compiled for that case), and beyond twice the cache it streams its stores too:
+  // run both, each with a last block moved back (n is no multiple of the block) ending in a
+  // shifted last vector (nor of the vector width), against a double reference.
   const index_t cache = loom::simd::outgrows_cache_bytes();
   for (const index_t bytes : {cache, loom::simd::streaming_threshold_bytes()}) {
     const index_t n = bytes / index_t(3 * sizeof(float)) + 37;
@@ -507,7 +508,9 @@ TEST_CASE("elementwise: the default of a fused chain that outgrows the cache", "
       cs(q) = float(q % 769) * 0.02f - 7.f;
     }
     const float a = 1.5f, b = 0.25f;
-    REQUIRE(loom::print_loop_nest(out(i) = max(a * xs(i) + b, 0.f) * sigmoid(cs(i))).find("prefetch") != std::string::npos);
+    const std::string nest = loom::print_loop_nest(out(i) = max(a * xs(i) + b, 0.f) * sigmoid(cs(i)));
+    REQUIRE(nest.find("prefetch") != std::string::npos);
+    REQUIRE(nest.find("interleave: each strip's vector loop walks 4 parts") != std::string::npos);
     loom::run(out(i) = max(a * xs(i) + b, 0.f) * sigmoid(cs(i)));
     index_t bad = 0;
     for (index_t q = 0; q < n; ++q) {

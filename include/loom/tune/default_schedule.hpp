@@ -179,6 +179,31 @@ struct default_schedule {
   template <class... D>
   using streamed = std::conditional_t<std::is_same_v<typename Def::mode, assign_set>, schedule<D..., stream_stores<>>, schedule<D...>>;
 
+  // out(i) = e: in cache, chunks of 8192 points per thread, one strip-mined vector loop each.
+  // (Unrolling the vectors by 4 measured 0.7x in cache on Zen 5: the unrolled steps each keep
+  // their own tail test, and the loop ran out of registers.)
+  // Beyond the cache, blocks of 4 parts of 4113 cache lines each (257 KiB), the vector loop
+  // walking the 4 parts at once (interleave<4>), every input read 2 KiB ahead, stores streamed.
+  // A loop with real math in it (an exp, a division) holds too few vector steps in the core's
+  // window to keep enough misses in flight on one stream; on 4 far-apart streams per array the
+  // hardware prefetchers keep 4 times as many. (Zen 3, AVX2, 16M floats, `max(a x + b, 0)
+  // sigmoid(c)`, % of a streaming copy, medians of interleaved rounds, 1 / 2 threads, four runs
+  // on two days: 90 / 101, 100 / 94, 96 / 89, 88 / 99 against 92 / 96, 86 / 82, 84 / 80, 77 / 89
+  // for one stream read 2 KiB ahead, which itself was 81-84 -> 95-98 % against no read-ahead.)
+  // Parts of 64 KiB ran at 76 / 87 % and 8 parts at 69 / 49 %: too many streams. Blocks of
+  // exactly 4 x 2^16 floats ran a little slower at 2 threads (94 / 85 against 100 / 94 in one
+  // run): the threads' blocks then start a power of two apart, likely on the same DRAM banks.
+  // In cache neither reading ahead nor interleaving pays (1 MiB, 2 threads: `x + c` 133 -> 110
+  // GB/s with the read-ahead), and small runs need small chunks to share among threads.
+  static constexpr index_t interleaved_part_bytes = index_t{4113} * 64;
+  struct one_dimension {
+    // (No stream_stores<> in cache: it acts only beyond twice the cache, simd::streaming_threshold_bytes.)
+    using in_cache = schedule<split<p_last{}, 8192>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<p_last>{}, parallel_min_points>>;
+    using beyond_cache = streamed<split<p_last{}, 4 * interleaved_part_bytes / elem_bytes>, vectorize<inner_loop<p_last>{}>,
+                                  parallel<outer_loop<p_last>{}, parallel_min_points>, prefetch<p_last{}, along_row_ahead, 0>, interleave<4>>;
+    using type = specialize<touches_at_least<>, beyond_cache, in_cache>;
+  };
+
   static auto pick() {
     if constexpr (streams_rows) {
       return typename rows_streamed<r_last>::type{};
@@ -199,16 +224,7 @@ struct default_schedule {
       using P0 = meta::at<pure, 0>;
       return schedule<tile<P0{}, p_last{}, 16, 16>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<P0>{}, parallel_min_points>>{};
     } else if constexpr (pure::size == 1) {
-      // Chunks of 8192 points per thread, one strip-mined vector loop each; streaming stores once
-      // the run outgrows the cache. (Unrolling the vectors by 4 measured 0.7x in cache on Zen 5:
-      // the unrolled steps each keep their own tail test, and the loop ran out of registers.)
-      // Out of cache the inputs are also read 2 KiB ahead: a loop with real math in it (an exp, a
-      // division) holds too few vector steps in the core's window to keep enough misses in flight.
-      // Zen 3, AVX2, 16M floats, `max(a x + b, 0) sigmoid(c)`, % of a streaming copy: 81-84 -> 95-98 %
-      // (1 thread), 80-90 -> 84-100 % (2, noisy); `x + c` level (98-107 %). In cache a prefetch costs
-      // (1 MiB, 2 threads: `x + c` 133 -> 110 GB/s), hence only out of cache.
-      return streamed<split<p_last{}, 8192>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<p_last>{}, parallel_min_points>,
-                      prefetch<p_last{}, along_row_ahead>>{};
+      return typename one_dimension::type{};
     } else {
       using P0 = meta::at<pure, 0>;
       return streamed<vectorize<p_last{}>, parallel<P0{}, parallel_min_points>>{};
