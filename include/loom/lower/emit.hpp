@@ -329,7 +329,6 @@ struct emitter {
   static LOOM_INLINE Carry whole_vectors(Rest rest, index_t lo, index_t whole, const At& vector_at, const Leaf& leaf, Carry carry) {
     constexpr index_t W = index_t(Plan::width);
     constexpr index_t K = Plan::interleave_parts;
-    index_t t = 0;
     if constexpr (K > 1) {
       // Parts an odd number of cache lines long, so no two start a power of two apart: parts
       // that do share their cache sets and run at a tenth of the speed.
@@ -337,11 +336,19 @@ struct emitter {
       index_t lines = whole / K / per_line;
       if (lines % 2 == 0 && lines > 0) --lines;
       const index_t part = lines * per_line;
-      for (; t < part; ++t)
-        for (index_t k = 0; k < K; ++k) carry = walk<Mode, Blk, Full>(rest, vector_at(lo + (k * part + t) * W, W), leaf, carry);
-      t = K * part;
+      // Two passes through one copy of the body (each copy is compile time): the K parts a
+      // vector from each in turn, then what is left, as one part.
+      index_t first = lo, steps = part, parts = K;
+      for (int pass = 0; pass < 2; ++pass) {
+        for (index_t t = 0; t < steps; ++t)
+          for (index_t k = 0; k < parts; ++k) carry = walk<Mode, Blk, Full>(rest, vector_at(first + (k * part + t) * W, W), leaf, carry);
+        first = lo + K * part * W;
+        steps = whole - K * part;
+        parts = 1;
+      }
+    } else {
+      for (index_t t = 0; t < whole; ++t) carry = walk<Mode, Blk, Full>(rest, vector_at(lo + t * W, W), leaf, carry);
     }
-    for (; t < whole; ++t) carry = walk<Mode, Blk, Full>(rest, vector_at(lo + t * W, W), leaf, carry);
     return carry;
   }
 

@@ -287,24 +287,32 @@ void execute_chunked(const Def& def, const State& s) {
   execute<plan<Final, FSched>>(Final(def.lhs, rhs));
 }
 
-template <class Plan, class Def>
-void execute(const Def& def) {
-  using state = typename lower::emitter<Plan>::state;
-  state s;
+/// Extents, the output's emptiness and bounds, before anything runs: the extents into s, the
+/// points of the nest into `points`; false when the output is empty (nothing to do).
+template <class Def, class State>
+bool infer_and_check(const Def& def, State& s, index_t& points) {
   infer_extents(def, s);
-  index_t points = 1;
+  points = 1;
   bool empty_output = false;
   meta::for_each_type<typename Def::pure_vars>([&]<class V>(V*) {
     points *= s.template extent<V>();
     empty_output = empty_output || s.template extent<V>() == 0;
   });
-  if (empty_output) return;
+  if (empty_output) return false;
   meta::for_each_type<typename Def::scheduled_rvars>([&]<class V>(V*) { points *= std::max<index_t>(s.template extent<V>(), 1); });
 
   // Bounds: every access, before anything runs.
   def.lhs.check_bounds(s);
   def.rhs.for_each_access([&](const auto& a) { a.check_bounds(s); });
+  return true;
+}
 
+template <class Plan, class Def>
+void execute(const Def& def) {
+  using state = typename lower::emitter<Plan>::state;
+  state s;
+  index_t points = 0;
+  if (!infer_and_check(def, s, points)) return;
   if constexpr (Plan::chunked_reduction) {
     execute_chunked<Plan, typename Plan::schedule_type>(def, s);
   } else {
