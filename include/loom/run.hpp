@@ -55,7 +55,8 @@ inline constexpr bool leaves_share_checks = []<class... S>(meta::list<S...>*) {
   return straight && same;
 }(static_cast<typename leaf_schedules<R>::type*>(nullptr));
 
-/// The nest of the leaf of S whose conditions hold, on a bound definition; s holds the extents.
+/// Runs the nest of the leaf of S whose conditions hold, on a bound definition; `checked` holds
+/// the extents.
 template <class S, class D, class State>
 void execute_leaf(const D& d, const State& checked, index_t points) {
   if constexpr (is_specialize<S>) {
