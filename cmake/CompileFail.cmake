@@ -48,23 +48,20 @@ if(LOOM_DIRECT)
     message(FATAL_ERROR "CompileFail.cmake: no command for target ${LOOM_TARGET} in ${_db}")
   endif()
   separate_arguments(_cmd UNIX_COMMAND "${_command}")
-  execute_process(
-    COMMAND ${_cmd}
-    WORKING_DIRECTORY "${_directory}"
-    RESULT_VARIABLE _result
-    OUTPUT_VARIABLE _output
-    ERROR_VARIABLE  _output)   # same variable: stdout and stderr merged
 else()
   set(_cmd "${CMAKE_COMMAND}" --build "${LOOM_BUILD_DIR}" --target "${LOOM_TARGET}")
   if(DEFINED LOOM_CONFIG AND NOT "${LOOM_CONFIG}" STREQUAL "")
     list(APPEND _cmd --config "${LOOM_CONFIG}")
   endif()
-  execute_process(
-    COMMAND ${_cmd}
-    RESULT_VARIABLE _result
-    OUTPUT_VARIABLE _output
-    ERROR_VARIABLE  _output)
+  set(_directory "${LOOM_BUILD_DIR}")
 endif()
+
+execute_process(
+  COMMAND ${_cmd}
+  WORKING_DIRECTORY "${_directory}"
+  RESULT_VARIABLE _result
+  OUTPUT_VARIABLE _output
+  ERROR_VARIABLE  _output)   # same variable: stdout and stderr merged
 
 # Strip ANSI colour escapes so regexes see plain compiler text.
 string(ASCII 27 _esc)

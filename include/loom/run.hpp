@@ -32,54 +32,25 @@ bool holds(extent_at_least<V, C>, const Def& d) {
   return variable_extent<typename extent_at_least<V, C>::var>(d) >= C;
 }
 
-/// A specialize's leaf schedules, in order.
-template <class S>
-struct leaf_schedules {
-  using type = meta::list<S>;
-};
-template <class C, class T, class E>
-struct leaf_schedules<specialize<C, T, E>> {
-  using type = meta::concat<typename leaf_schedules<T>::type, typename leaf_schedules<E>::type>;
-};
-
-/// Can the leaves of specialize R share one copy of the checks (extents, bounds, aliasing)? Yes
-/// when each is a loop nest run straight (no chunked parallel reduction) and all read the output
-/// alike: then the choice falls between the checks and the nest, and only the nests are compiled
-/// once per leaf.
-template <class D, class R>
-inline constexpr bool leaves_share_checks = []<class... S>(meta::list<S...>*) {
-  constexpr bool straight = (!plan<D, S>::chunked_reduction && ...);
-  constexpr bool into_output[] = {plan<D, S>::acc_kind == accumulation::into_output...};
-  bool same = true;
-  for (bool b : into_output) same = same && b == into_output[0];
-  return straight && same;
-}(static_cast<typename leaf_schedules<R>::type*>(nullptr));
-
-/// Runs the nest of the leaf of S whose conditions hold, on a bound definition; `checked` holds
-/// the extents.
-template <class S, class D, class State>
-void execute_leaf(const D& d, const State& checked, index_t points) {
+/// Runs the nest of the leaf of S whose conditions hold, on a definition whose extents (in
+/// `checked`) and bounds are checked.
+template <class S, class D>
+void execute_leaf(const D& def, const checked_state<D>& checked, index_t points) {
   if constexpr (is_specialize<S>) {
-    if (holds(typename S::condition{}, d)) execute_leaf<typename S::then_schedule>(d, checked, points);
-    else execute_leaf<typename S::else_schedule>(d, checked, points);
+    if (holds(typename S::condition{}, def)) execute_leaf<typename S::then_schedule>(def, checked, points);
+    else execute_leaf<typename S::else_schedule>(def, checked, points);
   } else {
-    using P = plan<D, S>;
-    typename lower::emitter<P>::state s;
-    s.ext = checked.ext;
-    execute_bound<P>(d, s, points);
+    execute_plan<plan<D, S>>(def, checked, points);
   }
 }
 
-/// run() under specialize R whose leaves share the checks: extents, bounds and aliasing once,
-/// then the chosen leaf's nest.
+/// run() under specialize R: extents and bounds are checked once, then the chosen leaf runs, so
+/// only the leaves' nests are compiled once per leaf.
 template <class R, class D>
 void execute_specialized(const D& def) {
-  using First = plan<D, meta::at<typename leaf_schedules<R>::type, 0>>;
-  loop_state<typename D::vars, 0> checked;
+  checked_state<D> checked;
   index_t points = 0;
-  if (!infer_and_check(def, checked, points)) return;
-  const bool reads_output = std::is_same_v<typename D::mode, assign_add> || First::acc_kind == accumulation::into_output;
-  run_bound(def, reads_output, [&](const D& d) { execute_leaf<R>(d, checked, points); });
+  if (infer_and_check(def, checked, points)) execute_leaf<R>(def, checked, points);
 }
 
 template <index_t B>
@@ -113,13 +84,7 @@ void run(const D& def) {
   } else if constexpr (std::is_same_v<S, auto_schedule> && gemm_detail::contraction<D>::value) {
     gemm_detail::execute_contraction<void>(def);
   } else if constexpr (is_specialize<detail::resolve_schedule<S, D>>) {
-    using R = detail::resolve_schedule<S, D>;
-    if constexpr (detail::leaves_share_checks<D, R>) {
-      detail::execute_specialized<R>(def);
-    } else {
-      if (detail::holds(typename R::condition{}, def)) run<typename R::then_schedule>(def);
-      else run<typename R::else_schedule>(def);
-    }
+    detail::execute_specialized<detail::resolve_schedule<S, D>>(def);
   } else {
     detail::execute<plan<D, detail::resolve_schedule<S, D>>>(def);
   }

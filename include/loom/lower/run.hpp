@@ -307,17 +307,28 @@ bool infer_and_check(const Def& def, State& s, index_t& points) {
   return true;
 }
 
+/// The state the checks fill: each variable's extent (no split ranges yet), one type per
+/// definition whatever its schedules.
+template <class Def>
+using checked_state = loop_state<typename Def::vars, 0>;
+
+/// Runs Plan's nest on a definition whose extents (in `checked`) and bounds are checked.
 template <class Plan, class Def>
-void execute(const Def& def) {
-  using state = typename lower::emitter<Plan>::state;
-  state s;
-  index_t points = 0;
-  if (!infer_and_check(def, s, points)) return;
+void execute_plan(const Def& def, const checked_state<Def>& checked, index_t points) {
   if constexpr (Plan::chunked_reduction) {
-    execute_chunked<Plan, typename Plan::schedule_type>(def, s);
+    execute_chunked<Plan, typename Plan::schedule_type>(def, checked);
   } else {
+    typename lower::emitter<Plan>::state s;
+    s.ext = checked.ext;
     execute_checked<Plan>(def, s, points);
   }
+}
+
+template <class Plan, class Def>
+void execute(const Def& def) {
+  checked_state<Def> checked;
+  index_t points = 0;
+  if (infer_and_check(def, checked, points)) execute_plan<Plan>(def, checked, points);
 }
 
 /// The aliased case of run_bound, out of line and cold: it is rare, and out of the caller's
