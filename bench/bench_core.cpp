@@ -301,6 +301,44 @@ void add_loom(benchmark::State& st) {
   set_bytes(st, fused_bytes);
 }
 
+// In cache: the same two kernels over 2^18 floats (3 MiB with the output: in L3, beyond L2), where
+// the 1-D default keeps its small blocks and reads nothing ahead. Checked against plain loops.
+constexpr index_t NS = index_t{1} << 18;
+struct SmallVecData {
+  loom::Tensor<float, 1> x{"x", NS}, c{"c", NS}, out{"out", NS};
+  SmallVecData() {
+    fill_random(x.data(), NS, 3u, -1.f, 1.f);
+    fill_random(c.data(), NS, 4u, -4.f, 4.f);
+  }
+};
+SmallVecData& small_vec() {
+  static SmallVecData d;
+  return d;
+}
+
+template <bool Fused>
+void in_cache_loom(benchmark::State& st, const char* name) {
+  use_threads(st);
+  auto& d = small_vec();
+  auto once = [&] {
+    if constexpr (Fused) loom::run(d.out(i) = max(fa * d.x(i) + fb, 0.f) * sigmoid(d.c(i)));
+    else loom::run(d.out(i) = d.x(i) + d.c(i));
+  };
+  check_once(key(name, st), [&] {
+    poison(d.out.data(), NS);
+    once();
+    std::vector<float> ref(static_cast<std::size_t>(NS));
+    for (index_t q = 0; q < NS; ++q)
+      ref[std::size_t(q)] = Fused ? std::max(fa * d.x(q) + fb, 0.f) * (1.f / (1.f + std::exp(-d.c(q)))) : d.x(q) + d.c(q);
+    check_close(name, d.out.data(), ref.data(), static_cast<std::size_t>(NS), Fused ? 1e-5 : 0, Fused ? 1e-6 : 0);
+  });
+  for (auto _ : st) {
+    once();
+    touch(d.out.data());
+  }
+  set_bytes(st, 3.0 * 4.0 * double(NS));
+}
+
 // The schedule from loom's documentation, and the same with four vectors per loop step.
 using FusedHand = loom::schedule<loom::split<i, 8192>, loom::vectorize<loom::inner<i>>, loom::parallel<loom::outer<i>>>;
 // Four parts of each block of 4 x 65808 floats read at once (interleave<4>; see docs/design.md).
@@ -949,6 +987,8 @@ void register_all() {
 #endif
   reg("fused_16M/plain", fused_plain);
   reg("add_16M/loom_default", add_loom);
+  reg("add_256K/loom_default", [](benchmark::State& st) { in_cache_loom<false>(st, "add_256K/loom_default"); });
+  reg("fused_256K/loom_default", [](benchmark::State& st) { in_cache_loom<true>(st, "fused_256K/loom_default"); });
   reg("fused_16M/xsimd_loom_math", [](benchmark::State& st) { fused_xsimd<false>(st, "fused_16M/xsimd_loom_math"); });
   reg("fused_16M/xsimd_loom_math_nt", [](benchmark::State& st) { fused_xsimd<true>(st, "fused_16M/xsimd_loom_math_nt"); });
   reg("fused_16M/xsimd_loom_math_nt_ahead", [](benchmark::State& st) { fused_xsimd<true, true>(st, "fused_16M/xsimd_loom_math_nt_ahead"); });

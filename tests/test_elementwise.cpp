@@ -495,8 +495,9 @@ TEST_CASE("elementwise: comparisons with NaN operands follow IEEE in scalar and 
 }
 
 TEST_CASE("elementwise: the default of a fused chain that outgrows the cache", "[elementwise][large]") {
-  // Out of cache the 1-D default reads its inputs 2 KiB ahead and walks 4 parts of each block at
-  // once (the nest compiled for that case), and beyond twice the cache it streams its stores too:
+  // Out of cache the 1-D default takes large blocks, reads its inputs 2 KiB ahead and walks 4
+  // parts of each block at once (choices its one nest makes per run), and beyond twice the cache
+  // it streams its stores too:
   // run both, each with a last block moved back (n is no multiple of the block) ending in a
   // shifted last vector (nor of the vector width), against a double reference.
   const index_t cache = loom::simd::outgrows_cache_bytes();

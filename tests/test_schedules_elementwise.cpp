@@ -82,6 +82,8 @@ using ew2_schedules = lt::schedule_list<
     schedule<vectorize<j, W4, tail::shift_inwards>, unroll<outer<j>, 2, tail::guard>, parallel<i>>,
     schedule<split<j, 64>, vectorize<inner<j>>, parallel<outer<j>>, interleave<2>>,  // parts of each row's blocks
     schedule<tile<i, j, 4, 32>, vectorize<inner<j>, native, tail::masked>, interleave<3>, stream_stores<0>>,
+    // blocks of 20 or (runs of 2000 bytes or more) 52, interleaved then too: no multiples of a vector
+    schedule<split<j, 20>, vectorize<inner<j>>, parallel<i>, large_blocks<j, 52, 2000>, interleave<2, 2000>>,
     // non-temporal stores on every run: aligned whole vectors stream, shifted/masked ones do not
     schedule<vectorize<j>, parallel<i>, stream_stores<0>>,
     schedule<tile<i, j, 8, 32>, vectorize<inner<j>, native, tail::masked>, stream_stores<0>>,
@@ -149,6 +151,11 @@ using chain_float_schedules = lt::schedule_list<
     schedule<split<x, 4096>, vectorize<inner<x>>, parallel<outer<x>>, interleave<4>, stream_stores<0>>,
     schedule<vectorize<x, native, tail::masked>, interleave<3>>,
     schedule<vectorize<x, W4, tail::shift_inwards>, interleave<16>>,
+    // the 1-D default's choices by the bytes a run touches (4096: the random sizes fall on both sides)
+    schedule<split<x, 64>, vectorize<inner<x>>, parallel<outer<x>>, large_blocks<x, 1000, 4096>, interleave<3, 4096>,
+             prefetch<x, 64, 4096>, stream_stores<4096>>,
+    schedule<split<x, 37, tail::guard>, large_blocks<x, 301, 0>, vectorize<inner<x>, W4>>,  // always the large blocks
+    schedule<split<x, 50>, large_blocks<x, 333, 1>, split<inner<x>, 8>, unroll<inner<inner<x>>>>,
     schedule<split<x, 7, tail::shift_inwards>>,
     schedule<split<x, 7, tail::guard>, unroll<inner<x>>>,
     schedule<unroll<x, 4>>,

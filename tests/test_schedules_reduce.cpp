@@ -76,6 +76,7 @@ using rowsum_schedules = lt::schedule_list<
     schedule<parallel<i>, vectorize<j>, unroll<outer<j>, 2>>,
     schedule<split<i, 8>, parallel<outer<i>>, vectorize<j, native, tail::masked>>,
     schedule<split<j, 64>, reorder<outer<j>, i>, parallel<outer<j>>, vectorize<inner<j>>>,  // chunked parallel reduction
+    schedule<split<i, 3>, large_blocks<i, 10, 2000>, parallel<outer<i>>, vectorize<j>>,  // rows in blocks of 3 or 10
     // reads ahead on every run (MinBytes 0): rows in blocks of 8, along the reduction; and rows ahead
     schedule<split<i, 8>, vectorize<j>, reorder<outer<i>, outer<j>, inner<i>, inner<j>>, parallel<outer<i>>, prefetch<j, 512, 0>>,
     schedule<vectorize<j, native, tail::masked>, prefetch<i, 2, 0>>,
@@ -123,6 +124,8 @@ using colsum_schedules = lt::schedule_list<
     schedule<vectorize<i>>,                                             // lanes along the reduction: strided loads
     schedule<unroll<i, 4>, vectorize<j>>,
     schedule<split<i, 16>, reorder<outer<i>, j>, parallel<outer<i>>, vectorize<j>>,  // chunked parallel reduction
+    // strips of 20 or 44 columns by the bytes touched: the output accumulates (no constant trip)
+    schedule<split<j, 20>, large_blocks<j, 44, 2000>, reorder<outer<j>, i, inner<j>>, vectorize<inner<j>>>,
     // reads ahead on every run (MinBytes 0): the default's rows streamed, and rows ahead (negative: behind)
     schedule<split<i, 256>, unroll<inner<i>, 8>, reorder<outer<i>, outer<inner<i>>, j, inner<inner<i>>>, vectorize<j>,
              parallel<outer<i>>, prefetch<j, 512, 0>>,

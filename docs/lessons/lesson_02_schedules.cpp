@@ -65,5 +65,16 @@ int main() {
   run<streamed>(def());
   check("stream_stores");
 
+  // 7. Choices per run: a run that outgrows the cache wants long blocks read as a few far-apart
+  //    streams; a small one wants small blocks that threads can share. large_blocks<j, F> makes
+  //    outer<j>'s blocks F long, and interleave<K> walks K parts of each block at once, each when
+  //    the run touches at least MinBytes (0: always, as here). One nest decides per run, as the
+  //    default for a large 1-D definition does, instead of compiling two.
+  using per_run = schedule<split<j, 64>, vectorize<inner<j>>, parallel<i>, large_blocks<j, 256, 0>, interleave<2, 0>>;
+  std::printf("-- split<j, 64>, vectorize<inner<j>>, parallel<i>, large_blocks<j, 256, 0>, interleave<2, 0>\n%s\n",
+              print_loop_nest<per_run>(def()).c_str());
+  run<per_run>(def());
+  check("large_blocks");
+
   return lesson::finish("lesson 2");
 }

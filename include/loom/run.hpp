@@ -22,7 +22,7 @@ using resolve_schedule = std::conditional_t<std::is_same_v<S, auto_schedule>, de
 /// Does a specialize condition hold for this run?
 template <index_t B, class Def>
 bool holds(touches_at_least<B>, const Def& def) {
-  return touches(def, B, simd::outgrows_cache_bytes());
+  return lower::touches(def, B, simd::outgrows_cache_bytes());
 }
 
 template <auto V, index_t C, class Def>

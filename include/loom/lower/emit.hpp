@@ -52,14 +52,24 @@ struct emitter {
     }
     static LOOM_INLINE void act(state& s, index_t t) { s.template set<var<C...>>(t); }
   };
+  /// P's block length: its split factor, or large_blocks<>'s when the run chose it.
+  template <class P>
+  static LOOM_INLINE index_t factor_of(const state& s) {
+    if constexpr (std::is_same_v<P, typename Plan::large_loop>) return s.large_blocks ? Plan::large_blocks_factor : sched::split_of<splits, P>::factor;
+    else return sched::split_of<splits, P>::factor;
+  }
+
   template <class P>
   struct ops<outer_loop<P>> {  // blocks of P: iterating sets the range of inner<P>
     using S = sched::split_of<splits, P>;
-    static constexpr index_t F = S::factor;
     static constexpr std::size_t slot = sched::split_slot<splits, P>;
     static LOOM_INLINE index_t lo(const state&) { return 0; }
-    static LOOM_INLINE index_t n(const state& s) { return (dom_n<P>(s) + F - 1) / F; }
+    static LOOM_INLINE index_t n(const state& s) {
+      const index_t F = factor_of<P>(s);
+      return (dom_n<P>(s) + F - 1) / F;
+    }
     static LOOM_INLINE void act(state& s, index_t t) {
+      const index_t F = factor_of<P>(s);
       const index_t pn = dom_n<P>(s);
       index_t start = t * F;
       index_t cnt = pn - start < F ? pn - start : F;
@@ -258,7 +268,7 @@ struct emitter {
   /// vector, and a masked copy of its body sits inside the hot loop).
   template <class Q, class Mode, index_t Blk, bool Full, class Leaf, class Carry, std::size_t... Rest>
   static LOOM_INLINE Carry partition(std::index_sequence<Rest...> rest, const state& s, const Leaf& leaf, Carry carry) {
-    constexpr index_t F = sched::split_of<splits, Q>::factor;
+    const index_t F = factor_of<Q>(s);
     constexpr std::size_t slot = sched::split_slot<splits, Q>;
     constexpr bool shift = std::is_same_v<typename sched::split_of<splits, Q>::tail_type, tail::shift_inwards>;
     const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
@@ -306,12 +316,12 @@ struct emitter {
       // compare and a move per vector: Zen 3, 1 thread, the fused chain `max(a x + b, 0)
       // sigmoid(c)` over 16M floats ran at 92 % of a hand-written loop's speed that way, 95 % so.)
       if (whole > 0) {
-        carry = whole_vectors<full_mode, Blk, Full>(rest, lo, whole, vector_at, leaf, carry);
+        carry = whole_vectors<full_mode, Blk, Full>(rest, lo, whole, s.interleaved, vector_at, leaf, carry);
         if (left > 0) carry = walk<full_mode, Blk, Full>(rest, vector_at(lo + n - W, W), leaf, carry);
         return carry;
       }
     } else {
-      carry = whole_vectors<full_mode, Blk, Full>(rest, lo, whole, vector_at, leaf, carry);
+      carry = whole_vectors<full_mode, Blk, Full>(rest, lo, whole, s.interleaved, vector_at, leaf, carry);
     }
     if (left > 0) {
       if constexpr (std::is_same_v<Tail, tail::guard>) {                    // scalar epilogue
@@ -323,32 +333,39 @@ struct emitter {
     return carry;
   }
 
-  /// A strip's whole vectors from lo: in order, or under interleave<K> K equal parts at once (a
-  /// vector from each in turn; a run-time loop over the parts, one copy of the body), then the rest.
+  /// A strip's whole vectors from lo: in order, or under interleave<K> (when the run chose it) K
+  /// equal parts at once (a vector from each in turn; a run-time loop over the parts, one copy of
+  /// the body), then the rest.
   template <class Mode, index_t Blk, bool Full, class Rest, class At, class Leaf, class Carry>
-  static LOOM_INLINE Carry whole_vectors(Rest rest, index_t lo, index_t whole, const At& vector_at, const Leaf& leaf, Carry carry) {
+  static LOOM_INLINE Carry whole_vectors(Rest rest, index_t lo, index_t whole, [[maybe_unused]] bool interleaved, const At& vector_at,
+                                         const Leaf& leaf, Carry carry) {
     constexpr index_t W = index_t(Plan::width);
     constexpr index_t K = Plan::interleave_parts;
     if constexpr (K > 1) {
-      // Parts an odd number of cache lines long, so no two start a power of two apart: parts
-      // that do share their cache sets and run at a tenth of the speed.
-      constexpr index_t per_line = std::max<index_t>(1, 64 / (W * index_t(sizeof(T))));  // vectors per line
-      index_t lines = whole / K / per_line;
-      if (lines % 2 == 0 && lines > 0) --lines;
-      const index_t part = lines * per_line;
-      // Two passes through one copy of the body (each copy is compile time): the K parts a
-      // vector from each in turn, then what is left, as one part.
-      index_t first = lo, steps = part, parts = K;
-      for (int pass = 0; pass < 2; ++pass) {
-        for (index_t t = 0; t < steps; ++t)
-          for (index_t k = 0; k < parts; ++k) carry = walk<Mode, Blk, Full>(rest, vector_at(first + (k * part + t) * W, W), leaf, carry);
-        first = lo + K * part * W;
-        steps = whole - K * part;
-        parts = 1;
+      // Not interleaved, the vectors run in the plain loop below, a second copy of the body: the
+      // passes below with one part and no parts ran `x + c` over 2^18 floats (in cache) at half
+      // its speed (g++ 12 -O3, Zen 3: 31-46 against 64 GB/s at 1 thread).
+      if (interleaved) {
+        // Parts an odd number of cache lines long, so no two start a power of two apart: parts
+        // that do share their cache sets and run at a tenth of the speed.
+        constexpr index_t per_line = std::max<index_t>(1, 64 / (W * index_t(sizeof(T))));  // vectors per line
+        index_t lines = whole / K / per_line;
+        if (lines % 2 == 0 && lines > 0) --lines;
+        const index_t part = lines * per_line;
+        // Two passes through one copy of the body (each copy is compile time): the K parts a
+        // vector from each in turn, then what is left, as one part.
+        index_t first = lo, steps = part, parts = K;
+        for (int pass = 0; pass < 2; ++pass) {
+          for (index_t t = 0; t < steps; ++t)
+            for (index_t k = 0; k < parts; ++k) carry = walk<Mode, Blk, Full>(rest, vector_at(first + (k * part + t) * W, W), leaf, carry);
+          first = lo + K * part * W;
+          steps = whole - K * part;
+          parts = 1;
+        }
+        return carry;
       }
-    } else {
-      for (index_t t = 0; t < whole; ++t) carry = walk<Mode, Blk, Full>(rest, vector_at(lo + t * W, W), leaf, carry);
     }
+    for (index_t t = 0; t < whole; ++t) carry = walk<Mode, Blk, Full>(rest, vector_at(lo + t * W, W), leaf, carry);
     return carry;
   }
 
@@ -371,7 +388,7 @@ struct emitter {
       constexpr std::size_t outer_pos = Plan::template pos_of_descendant<outer_loop<P>>;
       if constexpr (inner_pos >= Plan::red_pos && inner_pos < Plan::N && Plan::template is_pure_at<inner_pos>) {
         if constexpr (outer_pos < Plan::red_pos) {
-          full = full && s.n[sched::split_slot<splits, P>] == S::factor;
+          full = full && s.n[sched::split_slot<splits, P>] == factor_of<P>(s);
         } else {
           full = full && Plan::template const_trip<P> % S::factor == 0;
         }

@@ -7,6 +7,7 @@
 
 #include "../simd/prefetch.hpp"
 #include "emit.hpp"
+#include "footprint.hpp"
 #include "find_reduction.hpp"
 
 namespace loom::lower {
@@ -20,12 +21,16 @@ struct leaves {
   static constexpr bool accumulate_output = std::is_same_v<typename def::mode, assign_add>;
 
   /// prefetch<V, D>: every input that moves along V, D steps of V ahead (see directives.hpp).
-  /// On is the run's choice (the bytes it touches against the directive's threshold), made once
-  /// per run: a test at every read would keep a register busy in the innermost loop. So is the
-  /// distance of each input whose stride along V is known only at run time (prefetch_ahead): D
-  /// steps, or simd::prefetch_fallback_bytes when D steps land beyond simd::prefetch_reach_bytes().
+  /// Whether a run reads ahead (the bytes it touches against the directive's threshold) is chosen
+  /// once per run, as is the distance of each input whose stride along V is known only at run
+  /// time (prefetch_ahead): D steps, or simd::prefetch_fallback_bytes when D steps land beyond
+  /// simd::prefetch_reach_bytes(). The choice is a test per leaf in the one nest, not a second
+  /// copy of the nest (each copy is compile time): one predictable branch per vector.
   static constexpr std::size_t n_inputs = def::rhs_type::accesses::size;
-  using ahead_t = std::array<index_t, n_inputs>;
+  struct ahead_t {
+    std::array<index_t, n_inputs> steps{};
+    bool on = false;
+  };
   template <class A>
   static constexpr bool immediate_ahead = [] {
     constexpr index_t fixed = A::template static_stride_of<typename Plan::prefetch_var>;
@@ -37,10 +42,10 @@ struct leaves {
       return bytes <= simd::prefetch_reach_floor && -bytes <= simd::prefetch_reach_floor;
     }
   }();
-  template <bool On>
   static ahead_t prefetch_ahead(const def& d) {
     ahead_t ahead{};
-    if constexpr (On) {
+    if constexpr (Plan::prefetches) {
+      ahead.on = touches(d, Plan::prefetch_min_bytes, simd::outgrows_cache_bytes());
       const index_t reach = simd::prefetch_reach_bytes();
       std::size_t n = 0;
       d.rhs.for_each_access([&](const auto& a) {
@@ -49,23 +54,24 @@ struct leaves {
           constexpr index_t size = index_t(sizeof(typename A::element_type));
           const index_t steps = Plan::prefetch_distance * a.template stride_of<typename Plan::prefetch_var>();
           const bool far = steps * size > reach || -steps * size > reach;
-          ahead[n] = far ? (steps < 0 ? -simd::prefetch_fallback_bytes : simd::prefetch_fallback_bytes) / size : steps;
+          ahead.steps[n] = far ? (steps < 0 ? -simd::prefetch_fallback_bytes : simd::prefetch_fallback_bytes) / size : steps;
         }
         ++n;
       });
     }
     return ahead;
   }
-  template <bool On, class C>
+  template <class C>
   static LOOM_INLINE void prefetch_inputs(const def& d, const C& s, [[maybe_unused]] const ahead_t& ahead) {
-    if constexpr (On) {
+    if constexpr (Plan::prefetches) {
+      if (Plan::prefetch_min_bytes != 0 && !ahead.on) return;
       using V = typename Plan::prefetch_var;
       std::size_t n = 0;
       d.rhs.for_each_access([&](const auto& a) LOOM_LAMBDA_INLINE {
         using A = std::remove_cvref_t<decltype(a)>;
         if constexpr (meta::contains<typename A::vars, V>) {
           if constexpr (immediate_ahead<A>) simd::prefetch_l2(a.address(s), Plan::prefetch_distance * A::template static_stride_of<V>);
-          else simd::prefetch_l2(a.address_ahead(s, ahead[n]));
+          else simd::prefetch_l2(a.address_ahead(s, ahead.steps[n]));
         }
         ++n;
       });
@@ -73,18 +79,17 @@ struct leaves {
   }
 
   /// out = rhs (or out += rhs) at one point or one vector of points.
-  template <bool Prefetch = false>
   struct store {
     // A private copy, not a pointer: xsimd's stores may alias anything, so only fields of a local
     // whose address never escapes stay in registers across them.
     def d;
     index_t points;
     bool stream = false;  // stream_stores chose non-temporal stores for this run
-    ahead_t ahead = prefetch_ahead<Prefetch>(d);
+    ahead_t ahead = prefetch_ahead(d);
     static constexpr bool streams = Plan::streams;
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
-      prefetch_inputs<Prefetch>(d, s, ahead);
+      prefetch_inputs(d, s, ahead);
       if constexpr (is_vmode<Mode>) {
         auto v = d.rhs.template eval_v<Mode>(s);
         if constexpr (accumulate_output) v = d.lhs.template eval_v<Mode>(s) + v;
@@ -128,14 +133,14 @@ struct leaves {
   template <class Acc>
   using block_t = std::array<Acc, Plan::block_size>;
 
-  template <class Acc, bool Prefetch>
+  template <class Acc>
   struct accumulate {
     const def* d;
     index_t points;
     const ahead_t* ahead;
     template <class Mode, index_t Blk>
     LOOM_INLINE block_t<Acc> at(const state& s, block_t<Acc> acc) const {
-      prefetch_inputs<Prefetch>(*d, s, *ahead);
+      prefetch_inputs(*d, s, *ahead);
       const auto& body = scheduled_reduction(d->rhs).body;
       if constexpr (is_vmode<Mode>) {
         if constexpr (Mode::masked && Plan::lane_is_reduction)  // inactive lanes must add the identity
@@ -183,11 +188,10 @@ struct leaves {
   };
 
   /// Runs the reduction loops for one point (or vector, or block of points) of the output.
-  template <bool Prefetch = false>
   struct region {
     def d;
     index_t points;
-    ahead_t ahead = prefetch_ahead<Prefetch>(d);
+    ahead_t ahead = prefetch_ahead(d);
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
       constexpr bool vector_acc = is_vmode<Mode> || (Plan::vectorized && Plan::vec_pos >= Plan::red_pos);
@@ -200,17 +204,16 @@ struct leaves {
     }
     template <class Mode, bool Full, class Acc>
     LOOM_INLINE void block(const state& s, block_t<Acc> acc) const {
-      acc = E::template walk<Mode, 0, Full>(E::template range_seq<Plan::red_pos, Plan::N>(), s, accumulate<Acc, Prefetch>{&d, points, &ahead}, acc);
+      acc = E::template walk<Mode, 0, Full>(E::template range_seq<Plan::red_pos, Plan::N>(), s, accumulate<Acc>{&d, points, &ahead}, acc);
       E::template walk<Mode, 0, Full>(E::pure_only(E::template range_seq<Plan::red_pos, Plan::N>()), s, finish<Acc>{&d, points}, acc);
     }
   };
 
   /// out = combine(out, body): the output is the accumulator.
-  template <bool Prefetch = false>
   struct update {
     def d;
     index_t points;
-    ahead_t ahead = prefetch_ahead<Prefetch>(d);
+    ahead_t ahead = prefetch_ahead(d);
     /// An unrolled reduction loop innermost under vector lanes of the output (colsum's rows):
     /// the emitter folds its values in registers and updates the output once (see emit.hpp),
     /// rather than loading and storing the output for each of them.
@@ -218,7 +221,7 @@ struct leaves {
     static constexpr bool folds_unrolled = is_vmode<Mode> && !Plan::lane_is_reduction;
     template <class Mode, class C>
     LOOM_INLINE auto partial(const C& s) const {
-      prefetch_inputs<Prefetch>(d, s, ahead);
+      prefetch_inputs(d, s, ahead);
       return d.rhs.body.template eval_v<Mode>(s);
     }
     template <class V>
@@ -231,7 +234,7 @@ struct leaves {
     }
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
-      prefetch_inputs<Prefetch>(d, s, ahead);
+      prefetch_inputs(d, s, ahead);
       const auto& body = d.rhs.body;
       if constexpr (is_vmode<Mode> && Plan::lane_is_reduction) {
         const T r = red::horizontal<op>(masked_identity<Mode>(s, body.template eval_v<Mode>(s)));

@@ -28,6 +28,37 @@ struct plan {
   using rvars = typename Def::scheduled_rvars;
   static constexpr std::size_t N = loops::size;
 
+  template <class S>
+  struct directive_list {
+    using type = meta::list<>;
+  };
+  template <class... D>
+  struct directive_list<schedule<D...>> {
+    using type = meta::list<D...>;
+  };
+  /// The schedule's directives of one kind (Is<D>::value), and the first of them (None if none).
+  template <template <class> class Is, class None>
+  struct find_directive {
+    using all = meta::filter<typename directive_list<Sched>::type, Is>;
+    using first = meta::at<meta::concat<all, meta::list<None>>, 0>;
+  };
+
+  template <class D>
+  struct is_large_blocks_directive : std::false_type {};
+  template <auto V, index_t F, index_t B>
+  struct is_large_blocks_directive<large_blocks<V, F, B>> : std::true_type {};
+  struct no_large_blocks {
+    using loop = void;
+    static constexpr index_t factor = 0, min_bytes = 0;
+  };
+  using large_blocking = find_directive<is_large_blocks_directive, no_large_blocks>;
+  /// The split loop whose blocks are large_blocks_factor points long when a run touches at least
+  /// large_blocks_min_bytes (void: none). Its inner loop's trip is then known only at run time.
+  using large_loop = typename large_blocking::first::loop;
+  static constexpr index_t large_blocks_factor = large_blocking::first::factor;
+  static constexpr index_t large_blocks_min_bytes = large_blocking::first::min_bytes;
+  static_assert(large_blocking::all::size <= 1, "loom::large_blocks: the schedule names large_blocks twice (one split per schedule)");
+
   template <std::size_t P>
   using loop_at = meta::at<loops, P>;
 
@@ -120,13 +151,32 @@ struct plan {
   }(static_cast<raw_splits*>(nullptr));
   static_assert(order_ok, "loom::reorder: an outer<V> loop must stay outside every loop of its inner<V>");
 
+  // ---- large_blocks: a block length chosen per run ----
+  static constexpr bool has_large_blocks = !std::is_void_v<large_loop>;
+  static constexpr bool large_blocks_on_lanes = [] {
+    if constexpr (has_large_blocks && vectorized) return std::is_same_v<typename sched::inner_parent<typename loop_at<vec_pos>::id>::type, large_loop>;
+    else return false;
+  }();
+  static_assert(!large_blocks_on_lanes,
+                "loom::large_blocks<V, F>: inner<V> is the vector lanes, whose count is fixed at compile time; put "
+                "large_blocks on a split outside the lanes (split<V, F0>, vectorize<inner<V>>, large_blocks<V, F>)");
+  static constexpr bool large_blocks_pure = [] {
+    if constexpr (has_large_blocks) return sched::all_roots_in<large_loop, pure>;
+    else return true;
+  }();
+  static_assert(large_blocks_pure,
+                "loom::large_blocks<V, F>: V iterates a reduction variable, whose blocks must not change from run to "
+                "run (a reduction's order, and a deterministic parallel reduction's chunks, follow them); use it on "
+                "a loop over the output's variables");
+
   // ---- where the reduction accumulates ----
   /// A loop's trip count when the compiler knows it (0 if not): inner<P> runs at most P's factor;
   /// outer<P> of a P with a constant trip runs ceil(trip / factor).
   template <class Y>
   struct const_trip_of : std::integral_constant<index_t, 0> {};
   template <class P>
-  struct const_trip_of<inner_loop<P>> : std::integral_constant<index_t, sched::split_of<raw_splits, P>::factor> {};
+  struct const_trip_of<inner_loop<P>>
+      : std::integral_constant<index_t, std::is_same_v<P, large_loop> ? 0 : sched::split_of<raw_splits, P>::factor> {};
   template <class P>
   struct const_trip_of<outer_loop<P>>
       : std::integral_constant<index_t, const_trip_of<P>::value == 0 ? 0
@@ -136,6 +186,10 @@ struct plan {
   static constexpr index_t const_trip = const_trip_of<Y>::value;
   template <std::size_t P>
   static constexpr bool static_trip = const_trip<typename loop_at<P>::id> > 0;
+  static_assert(count_if([](auto p) { return loop_at<p>::kind == loop_kind::unrolled && !static_trip<p>; }) == 0,
+                "loom::large_blocks<V, F>: a loop inside inner<V> is unrolled, which needs a trip count fixed at compile "
+                "time, and large_blocks makes inner<V>'s block length a run-time choice; unroll a loop split off "
+                "inside it by a constant (split<inner<V>, U>, unroll<inner<inner<V>>>) or drop large_blocks");
   static constexpr bool region_pure_static =
       count_if([](auto p) { return p >= red_pos && is_pure_at<p> && !static_trip<p>; }) == 0;
   static constexpr accumulation acc_kind =
@@ -182,22 +236,7 @@ struct plan {
                 "loom: the reduction's accumulator block (constant-trip loops inside the reduction) exceeds 64 "
                 "registers; use smaller split/unroll factors inside the reduction loops");
 
-  // ---- directives that change the leaf, not the loops: stream_stores, prefetch ----
-  template <class S>
-  struct directive_list {
-    using type = meta::list<>;
-  };
-  template <class... D>
-  struct directive_list<schedule<D...>> {
-    using type = meta::list<D...>;
-  };
-  /// The schedule's directives of one kind (Is<D>::value), and the first of them (None if none).
-  template <template <class> class Is, class None>
-  struct find_directive {
-    using all = meta::filter<typename directive_list<Sched>::type, Is>;
-    using first = meta::at<meta::concat<all, meta::list<None>>, 0>;
-  };
-
+  // ---- directives that change the leaf, not the loops: stream_stores, prefetch, interleave ----
   template <class D>
   struct is_stream_directive : std::false_type {};
   template <index_t B>
@@ -234,11 +273,13 @@ struct plan {
 
   template <class D>
   struct is_interleave_directive : std::false_type {};
-  template <int P>
-  struct is_interleave_directive<interleave<P>> : std::true_type {};
+  template <int P, index_t B>
+  struct is_interleave_directive<interleave<P, B>> : std::true_type {};
   using interleaving = find_directive<is_interleave_directive, interleave<1>>;
-  /// Strip-mined vector loops walk this many parts of their block at once.
+  /// Strip-mined vector loops walk this many parts of their block at once, when a run touches at
+  /// least interleave_min_bytes.
   static constexpr int interleave_parts = interleaving::first::parts;
+  static constexpr index_t interleave_min_bytes = interleaving::first::min_bytes;
   static_assert(interleaving::all::size <= 1, "loom::interleave: the schedule names interleave twice");
 
   // ---- tails ----

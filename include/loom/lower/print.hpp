@@ -15,6 +15,19 @@ template <class Plan>
 struct printer {
   using splits = typename Plan::splits;
 
+  /// When a choice made per run by the bytes it touches (a MinBytes threshold) is taken.
+  static std::string when(index_t min_bytes) {
+    if (min_bytes == beyond_cache) return "once the run outgrows the cache";
+    if (min_bytes == 0) return "on every run";
+    return detail::cat("when the run touches >= ", min_bytes, " bytes");
+  }
+  /// P's block length as printed: its factor, or "block" when large_blocks<> chooses it per run.
+  template <class P>
+  static std::string block_of() {
+    if constexpr (std::is_same_v<P, typename Plan::large_loop>) return "block";
+    else return detail::cat(sched::split_of<splits, P>::factor);
+  }
+
   template <class Y>
   struct desc {
     static std::string range() { return detail::cat("[0, ", Y::name(), ".extent)"); }
@@ -27,14 +40,19 @@ struct printer {
       if constexpr (Plan::template const_trip<outer_loop<P>> > 0)
         return detail::cat("[0, ", Plan::template const_trip<outer_loop<P>>, ")");
       else
-        return detail::cat("[0, ceil(", P::name(), ".extent / ", S::factor, "))");
+        return detail::cat("[0, ceil(", P::name(), ".extent / ", block_of<P>(), "))");
     }
-    static std::string note() { return ""; }
+    static std::string note() {
+      if constexpr (std::is_same_v<P, typename Plan::large_loop>)
+        return detail::cat("  // block = ", S::factor, ", or ", Plan::large_blocks_factor, " ", when(Plan::large_blocks_min_bytes));
+      else
+        return "";
+    }
   };
   template <class P>
   struct desc<inner_loop<P>> {
     using S = sched::split_of<splits, P>;
-    static std::string range() { return detail::cat("[0, ", S::factor, ")"); }
+    static std::string range() { return detail::cat("[0, ", block_of<P>(), ")"); }
     static std::string note() { return detail::cat("  // tail: ", S::tail_type::name); }
   };
   template <class A, class B>
@@ -77,14 +95,12 @@ struct printer {
     if constexpr (Plan::prefetches) {
       os << "// prefetch: every input read along " << Plan::prefetch_var::name() << " also asks for the element "
          << Plan::prefetch_distance << " steps of " << Plan::prefetch_var::name()
-         << " ahead (into L2; " << simd::prefetch_fallback_bytes / 1024 << " KiB ahead if that is beyond half of L2)";
-      if constexpr (Plan::prefetch_min_bytes == beyond_cache) os << " once the run outgrows the cache\n";
-      else if constexpr (Plan::prefetch_min_bytes == 0) os << " on every run\n";
-      else os << " when the run touches >= " << Plan::prefetch_min_bytes << " bytes\n";
+         << " ahead (into L2; " << simd::prefetch_fallback_bytes / 1024 << " KiB ahead if that is beyond half of L2) "
+         << when(Plan::prefetch_min_bytes) << "\n";
     }
     if constexpr (Plan::interleave_parts > 1) {
       os << "// interleave: each strip's vector loop walks " << Plan::interleave_parts
-         << " parts of its block at once, a vector from each in turn\n";
+         << " parts of its block at once, a vector from each in turn, " << when(Plan::interleave_min_bytes) << "\n";
     }
     if constexpr (Plan::acc_kind == accumulation::into_output) {
       if constexpr (std::is_same_v<typename Def::mode, assign_set>) os << out << " = identity for all points\n";
@@ -92,10 +108,7 @@ struct printer {
     [&]<std::size_t... P>(std::index_sequence<P...>) { (open(line<P>()), ...); }(std::make_index_sequence<R>{});
     if constexpr (Plan::acc_kind == accumulation::none) {
       os << ind << out << " " << assign << " " << rhs;
-      if constexpr (Plan::streams) {
-        if constexpr (Plan::stream_min_bytes == beyond_cache) os << "  // streaming stores when the run outgrows the cache";
-        else os << "  // streaming stores when the run touches >= " << Plan::stream_min_bytes << " bytes";
-      }
+      if constexpr (Plan::streams) os << "  // streaming stores " << when(Plan::stream_min_bytes);
       os << "\n";
     } else {
       std::ostringstream body_s;

@@ -8,6 +8,7 @@
 
 #include "../core/scratch.hpp"
 #include "../core/tensor.hpp"
+#include "footprint.hpp"
 #include "leaves.hpp"
 
 namespace loom {
@@ -105,23 +106,6 @@ void fill_view(const View& v, T value) {
   }
 }
 
-/// The bytes a run reads and writes at most: the output and every input view, whole.
-template <class Def>
-index_t touched_bytes(const Def& d) {
-  index_t bytes = d.lhs.view.size() * index_t(sizeof(typename Def::value_type));
-  d.rhs.for_each_access([&](const auto& a) {
-    bytes += a.view.size() * index_t(sizeof(typename std::remove_cvref_t<decltype(a)>::element_type));
-  });
-  return bytes;
-}
-
-/// Does the run touch at least min_bytes? (beyond_cache: at least `beyond` bytes, the caller's
-/// idea of outgrowing the cache.) stream_stores, prefetch and touches_at_least ask this.
-template <class Def>
-bool touches(const Def& d, index_t min_bytes, index_t beyond) {
-  return min_bytes == 0 || touched_bytes(d) >= (min_bytes == beyond_cache ? beyond : min_bytes);
-}
-
 /// The extent variable V runs over in this run: the first output or input dimension it indexes on
 /// its own (run() checks that all of them agree); -1 if none does.
 template <class V, class Def>
@@ -152,30 +136,21 @@ void execute_bound(const Def& d, State& s, index_t points) {
     if constexpr (std::is_same_v<typename Def::mode, assign_set>)
       fill_view(d.lhs.view, L::op::template identity<typename Def::value_type>());
   }
-  auto nest = [&]<bool Contig, bool Prefetch>() {
+  // The choices made once per run from the bytes it touches (each 0-threshold choice is fixed).
+  if constexpr (Plan::has_large_blocks) s.large_blocks = lower::touches(d, Plan::large_blocks_min_bytes, simd::outgrows_cache_bytes());
+  if constexpr (Plan::interleave_parts > 1) s.interleaved = lower::touches(d, Plan::interleave_min_bytes, simd::outgrows_cache_bytes());
+  auto go = [&]<bool Contig>() {
     if constexpr (Plan::acc_kind == accumulation::none) {
-      typename L::template store<Prefetch> leaf{d, points};
-      if constexpr (Plan::streams && Contig) leaf.stream = touches(d, Plan::stream_min_bytes, simd::streaming_threshold_bytes());
+      typename L::store leaf{d, points};
+      if constexpr (Plan::streams && Contig) leaf.stream = lower::touches(d, Plan::stream_min_bytes, simd::streaming_threshold_bytes());
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
       if (leaf.stream) simd::stream_fence();
     } else if constexpr (Plan::acc_kind == accumulation::registers) {
-      typename L::template region<Prefetch> leaf{d, points};
+      typename L::region leaf{d, points};
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::red_pos>{}, s, leaf, lower::no_carry{});
     } else {
-      typename L::template update<Prefetch> leaf{d, points};
+      typename L::update leaf{d, points};
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
-    }
-  };
-  // With prefetch<>, the nest is compiled twice (reads ahead or not) and chosen once per run;
-  // once when it reads ahead on every run (MinBytes 0).
-  auto go = [&]<bool Contig>() {
-    if constexpr (Plan::prefetches && Plan::prefetch_min_bytes == 0) {
-      nest.template operator()<Contig, true>();
-    } else {
-      if constexpr (Plan::prefetches) {
-        if (touches(d, Plan::prefetch_min_bytes, simd::outgrows_cache_bytes())) return nest.template operator()<Contig, true>();
-      }
-      nest.template operator()<Contig, false>();
     }
   };
   if constexpr (Plan::vectorized) {

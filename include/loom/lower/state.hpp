@@ -1,5 +1,6 @@
 // loom/lower/state.hpp — the run-time state of an emitted loop nest: each variable's value and
-// extent, the current range of every split's inner loop, and the live lanes of a masked vector.
+// extent, the current range of every split's inner loop, the live lanes of a masked vector, and
+// the choices made once per run.
 // Expression nodes read it through coord<V>() / extent<V>().
 #pragma once
 #include <array>
@@ -18,6 +19,10 @@ struct loop_state {
   std::array<index_t, NS == 0 ? 1 : NS> lo{};
   std::array<index_t, NS == 0 ? 1 : NS> n{};
   index_t active = 0;
+  // Choices made once per run from the bytes it touches: large_blocks<> (the split's large block
+  // length) and interleave<K, MinBytes> (walk K parts at once).
+  bool large_blocks = false;
+  bool interleaved = true;
 
   template <class V>
   LOOM_INLINE index_t coord() const { return at[meta::index_of<Vars, V>]; }

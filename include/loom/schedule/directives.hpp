@@ -116,16 +116,36 @@ struct prefetch {
   static constexpr index_t min_bytes = MinBytes;
 };
 
-/// interleave<Parts>: the vector loop of a strip-mined block (outer<V>, then vectorized inner<V>)
-/// walks Parts equal parts of the block at once, one vector from each in turn, then what is left.
-/// One core keeps more reads in flight on Parts streams than on one: the hardware prefetchers
-/// follow each (a fused elementwise chain over 16M floats, Zen 3, 1 thread, blocks of 4 x 65808
-/// floats: see docs/design.md). The parts should be far apart (tens of KiB at least); the emitter
-/// keeps them off a power of two apart (the same cache sets). Results never change.
-template <int Parts>
+/// interleave<Parts, MinBytes>: the vector loop of a strip-mined block (outer<V>, then vectorized
+/// inner<V>) walks Parts equal parts of the block at once, one vector from each in turn, then what
+/// is left. One core keeps more reads in flight on Parts streams than on one: the hardware
+/// prefetchers follow each (a fused elementwise chain over 16M floats, Zen 3, 1 thread, blocks of
+/// 4 x 65808 floats: see docs/design.md). The parts should be far apart (tens of KiB at least); the
+/// emitter keeps them off a power of two apart (the same cache sets). Chosen at run time, when the
+/// run touches at least MinBytes (0: every run; beyond_cache: more than the last-level cache
+/// holds); otherwise the vectors run in order. Results never change.
+template <int Parts, index_t MinBytes = 0>
 struct interleave {
   static_assert(Parts >= 1 && Parts <= 16, "loom::interleave<Parts>: Parts must be in [1, 16]");
+  static_assert(MinBytes >= 0 || MinBytes == beyond_cache, "loom::interleave<Parts, MinBytes>: MinBytes must be >= 0 (or loom::beyond_cache)");
   static constexpr int parts = Parts;
+  static constexpr index_t min_bytes = MinBytes;
+};
+
+/// large_blocks<V, F, MinBytes>: outer<V> takes blocks of F points instead of V's split factor
+/// when the run touches at least MinBytes (beyond_cache: more than the last-level cache holds).
+/// Small blocks share a run that fits in the cache among threads; a run beyond it wants blocks
+/// long enough to read as a few long streams (with interleave<>). Chosen at run time, so one nest
+/// serves both (a specialize<> would compile two). V must be split, and inner<V> must not need a
+/// block length known at compile time: it is not the vector lanes, nor unrolled, and V is not a
+/// reduction variable.
+template <auto V, index_t F, index_t MinBytes = beyond_cache>
+struct large_blocks {
+  static_assert(F >= 1, "loom::large_blocks<V, F>: the block length F must be at least 1");
+  static_assert(MinBytes >= 0 || MinBytes == beyond_cache, "loom::large_blocks<V, F, MinBytes>: MinBytes must be >= 0 (or loom::beyond_cache)");
+  using loop = loop_t<V>;
+  static constexpr index_t factor = F;
+  static constexpr index_t min_bytes = MinBytes;
 };
 
 /// A schedule: directives applied in order.

@@ -330,8 +330,18 @@ struct apply<N, prefetch<V, D, B>, T> {
 };
 
 /// interleave changes the order of a strip's vectors, not the loops.
-template <class N, int P, class T>
-struct apply<N, interleave<P>, T> {
+template <class N, int P, index_t B, class T>
+struct apply<N, interleave<P, B>, T> {
+  using type = N;
+};
+
+/// large_blocks changes a split's block length at run time, not the loops (lower/plan.hpp checks
+/// the rest of where it applies).
+template <class N, auto V, index_t F, index_t B, class T>
+struct apply<N, large_blocks<V, F, B>, T> {
+  static_assert(is_split<typename N::splits, loop_t<V>>,
+                "loom::large_blocks<V, F>: V is not split at this point of the schedule; split<V, F0> it first (F0: the "
+                "block length of runs below the threshold)");
   using type = N;
 };
 

@@ -196,12 +196,14 @@ struct default_schedule {
   // In cache neither reading ahead nor interleaving pays (1 MiB, 2 threads: `x + c` 133 -> 110
   // GB/s with the read-ahead), and small runs need small chunks to share among threads.
   static constexpr index_t interleaved_part_bytes = index_t{4113} * 64;
+  // One nest for both, its choices made per run (large_blocks<>, and the thresholds of prefetch<>
+  // and interleave<>): a specialize<> would compile the loop body twice, which costs a fused
+  // definition's program 0.2 s of its ~2.5 s compile (g++ -O2). stream_stores<> acts only beyond
+  // twice the cache (simd::streaming_threshold_bytes).
   struct one_dimension {
-    // (No stream_stores<> in cache: it acts only beyond twice the cache, simd::streaming_threshold_bytes.)
-    using in_cache = schedule<split<p_last{}, 8192>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<p_last>{}, parallel_min_points>>;
-    using beyond_cache = streamed<split<p_last{}, 4 * interleaved_part_bytes / elem_bytes>, vectorize<inner_loop<p_last>{}>,
-                                  parallel<outer_loop<p_last>{}, parallel_min_points>, prefetch<p_last{}, along_row_ahead, 0>, interleave<4>>;
-    using type = specialize<touches_at_least<>, beyond_cache, in_cache>;
+    using type = streamed<split<p_last{}, 8192>, vectorize<inner_loop<p_last>{}>, parallel<outer_loop<p_last>{}, parallel_min_points>,
+                          large_blocks<p_last{}, 4 * interleaved_part_bytes / elem_bytes>, prefetch<p_last{}, along_row_ahead>,
+                          interleave<4, beyond_cache>>;
   };
 
   static auto pick() {

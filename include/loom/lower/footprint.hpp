@@ -1,0 +1,28 @@
+// loom/lower/footprint.hpp — the bytes a run touches, which directives with a MinBytes threshold
+// (stream_stores, prefetch, interleave, large_blocks) and specialize<touches_at_least<>> ask.
+#pragma once
+#include <type_traits>
+
+#include "../core/config.hpp"
+#include "../schedule/directives.hpp"
+
+namespace loom::lower {
+
+/// The bytes a run reads and writes at most: the output and every input view, whole.
+template <class Def>
+index_t touched_bytes(const Def& d) {
+  index_t bytes = d.lhs.view.size() * index_t(sizeof(typename Def::value_type));
+  d.rhs.for_each_access([&](const auto& a) {
+    bytes += a.view.size() * index_t(sizeof(typename std::remove_cvref_t<decltype(a)>::element_type));
+  });
+  return bytes;
+}
+
+/// Does the run touch at least min_bytes? (beyond_cache: at least `beyond` bytes, the caller's
+/// idea of outgrowing the cache.)
+template <class Def>
+bool touches(const Def& d, index_t min_bytes, index_t beyond) {
+  return min_bytes == 0 || touched_bytes(d) >= (min_bytes == beyond_cache ? beyond : min_bytes);
+}
+
+}  // namespace loom::lower
