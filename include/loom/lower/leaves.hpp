@@ -61,10 +61,13 @@ struct leaves {
     }
     return ahead;
   }
-  template <class C>
+  /// Whether a leaf reads ahead: as its run chose (a test per vector, unless every run does), or
+  /// known to the loop it is in (the emitter's interleaved and plain loops: see whole_vectors).
+  enum class read_ahead { by_run, always, never };
+  template <read_ahead RA = read_ahead::by_run, class C>
   static LOOM_INLINE void prefetch_inputs(const def& d, const C& s, [[maybe_unused]] const ahead_t& ahead) {
-    if constexpr (Plan::prefetches) {
-      if (Plan::prefetch_min_bytes != 0 && !ahead.on) return;
+    if constexpr (Plan::prefetches && RA != read_ahead::never) {
+      if (RA == read_ahead::by_run && Plan::prefetch_min_bytes != 0 && !ahead.on) return;
       using V = typename Plan::prefetch_var;
       std::size_t n = 0;
       d.rhs.for_each_access([&](const auto& a) LOOM_LAMBDA_INLINE {
@@ -79,6 +82,7 @@ struct leaves {
   }
 
   /// out = rhs (or out += rhs) at one point or one vector of points.
+  template <read_ahead RA = read_ahead::by_run>
   struct store {
     // A private copy, not a pointer: xsimd's stores may alias anything, so only fields of a local
     // whose address never escapes stay in registers across them.
@@ -87,9 +91,14 @@ struct leaves {
     bool stream = false;  // stream_stores chose non-temporal stores for this run
     ahead_t ahead = prefetch_ahead(d);
     static constexpr bool streams = Plan::streams;
+    /// The same leaf in a loop that knows whether the run reads ahead.
+    template <bool On>
+    LOOM_INLINE store<On ? read_ahead::always : read_ahead::never> knowing_read_ahead() const {
+      return {d, points, stream, ahead};
+    }
     template <class Mode, index_t Blk>
     LOOM_INLINE no_carry at(const state& s, no_carry) const {
-      prefetch_inputs(d, s, ahead);
+      prefetch_inputs<RA>(d, s, ahead);
       if constexpr (is_vmode<Mode>) {
         auto v = d.rhs.template eval_v<Mode>(s);
         if constexpr (accumulate_output) v = d.lhs.template eval_v<Mode>(s) + v;

@@ -141,7 +141,7 @@ void execute_bound(const Def& d, State& s, index_t points) {
   if constexpr (Plan::interleave_parts > 1) s.interleaved = lower::touches(d, Plan::interleave_min_bytes, simd::outgrows_cache_bytes());
   auto go = [&]<bool Contig>() {
     if constexpr (Plan::acc_kind == accumulation::none) {
-      typename L::store leaf{d, points};
+      typename L::template store<> leaf{d, points};
       if constexpr (Plan::streams && Contig) leaf.stream = lower::touches(d, Plan::stream_min_bytes, simd::streaming_threshold_bytes());
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
       if (leaf.stream) simd::stream_fence();
