@@ -25,7 +25,8 @@ struct leaves {
   /// once per run, as is the distance of each input whose stride along V is known only at run
   /// time (prefetch_ahead): D steps, or simd::prefetch_fallback_bytes when D steps land beyond
   /// simd::prefetch_reach_bytes(). The choice is a test per leaf in the one nest, not a second
-  /// copy of the nest (each copy is compile time): one predictable branch per vector.
+  /// copy of the nest (each copy is compile time): one predictable branch per vector, or none
+  /// where the loop already knows the answer (emitter::knowing_read_ahead).
   static constexpr std::size_t n_inputs = def::rhs_type::accesses::size;
   struct ahead_t {
     std::array<index_t, n_inputs> steps{};
