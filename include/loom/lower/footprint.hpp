@@ -18,11 +18,17 @@ index_t touched_bytes(const Def& d) {
   return bytes;
 }
 
-/// Does the run touch at least min_bytes? (beyond_cache: at least `beyond` bytes, the caller's
-/// idea of outgrowing the cache.)
+/// Does a run of `bytes` reach a threshold of min_bytes? (0: every run; beyond_cache: at least
+/// `beyond` bytes, the caller's idea of outgrowing the cache.)
+inline bool reaches(index_t bytes, index_t min_bytes, index_t beyond) {
+  return min_bytes == 0 || bytes >= (min_bytes == beyond_cache ? beyond : min_bytes);
+}
+
+/// Does the run touch at least min_bytes? (For one question; a run that asks several counts its
+/// bytes once and asks reaches().)
 template <class Def>
 bool touches(const Def& d, index_t min_bytes, index_t beyond) {
-  return min_bytes == 0 || touched_bytes(d) >= (min_bytes == beyond_cache ? beyond : min_bytes);
+  return min_bytes == 0 || reaches(touched_bytes(d), min_bytes, beyond);
 }
 
 }  // namespace loom::lower

@@ -7,7 +7,6 @@
 
 #include "../simd/prefetch.hpp"
 #include "emit.hpp"
-#include "footprint.hpp"
 #include "find_reduction.hpp"
 
 namespace loom::lower {
@@ -21,8 +20,8 @@ struct leaves {
   static constexpr bool accumulate_output = std::is_same_v<typename def::mode, assign_add>;
 
   /// prefetch<V, D>: every input that moves along V, D steps of V ahead (see directives.hpp).
-  /// Whether a run reads ahead (the bytes it touches against the directive's threshold) is chosen
-  /// once per run, as is the distance of each input whose stride along V is known only at run
+  /// Whether a run reads ahead (ahead_t::on: the bytes it touches against the directive's
+  /// threshold, set by the run with its other choices) is chosen once per run, as is the distance of each input whose stride along V is known only at run
   /// time (prefetch_ahead): D steps, or simd::prefetch_fallback_bytes when D steps land beyond
   /// simd::prefetch_reach_bytes(). The choice is a test per leaf in the one nest, not a second
   /// copy of the nest (each copy is compile time): one predictable branch per vector, or none
@@ -46,7 +45,6 @@ struct leaves {
   static ahead_t prefetch_ahead(const def& d) {
     ahead_t ahead{};
     if constexpr (Plan::prefetches) {
-      ahead.on = touches(d, Plan::prefetch_min_bytes, simd::outgrows_cache_bytes());
       const index_t reach = simd::prefetch_reach_bytes();
       std::size_t n = 0;
       d.rhs.for_each_access([&](const auto& a) {

@@ -136,20 +136,27 @@ void execute_bound(const Def& d, State& s, index_t points) {
     if constexpr (std::is_same_v<typename Def::mode, assign_set>)
       fill_view(d.lhs.view, L::op::template identity<typename Def::value_type>());
   }
-  // The choices made once per run from the bytes it touches (each 0-threshold choice is fixed).
-  if constexpr (Plan::has_large_blocks) s.large_blocks = lower::touches(d, Plan::large_blocks_min_bytes, simd::outgrows_cache_bytes());
-  if constexpr (Plan::interleave_parts > 1) s.interleaved = lower::touches(d, Plan::interleave_min_bytes, simd::outgrows_cache_bytes());
+  // The choices made once per run from the bytes it touches, all here, the bytes counted once:
+  // large_blocks, interleave, prefetch (the leaf's ahead.on) and stream_stores.
+  const index_t bytes = lower::touched_bytes(d);
+  auto outgrows = [&](index_t min_bytes) { return lower::reaches(bytes, min_bytes, simd::outgrows_cache_bytes()); };
+  if constexpr (Plan::has_large_blocks) s.large_blocks = outgrows(Plan::large_blocks_min_bytes);
+  if constexpr (Plan::interleave_parts > 1) s.interleaved = outgrows(Plan::interleave_min_bytes);
+  auto reading_ahead = [&](auto leaf) {
+    if constexpr (Plan::prefetches) leaf.ahead.on = outgrows(Plan::prefetch_min_bytes);
+    return leaf;
+  };
   auto go = [&]<bool Contig>() {
     if constexpr (Plan::acc_kind == accumulation::none) {
-      typename L::template store<> leaf{d, points};
-      if constexpr (Plan::streams && Contig) leaf.stream = lower::touches(d, Plan::stream_min_bytes, simd::streaming_threshold_bytes());
+      auto leaf = reading_ahead(typename L::template store<>{d, points});
+      if constexpr (Plan::streams && Contig) leaf.stream = lower::reaches(bytes, Plan::stream_min_bytes, simd::streaming_threshold_bytes());
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
       if (leaf.stream) simd::stream_fence();
     } else if constexpr (Plan::acc_kind == accumulation::registers) {
-      typename L::region leaf{d, points};
+      const auto leaf = reading_ahead(typename L::region{d, points});
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::red_pos>{}, s, leaf, lower::no_carry{});
     } else {
-      typename L::update leaf{d, points};
+      const auto leaf = reading_ahead(typename L::update{d, points});
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
     }
   };
