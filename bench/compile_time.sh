@@ -22,6 +22,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+median_of() { printf '%s\n' "$@" | median; }
+
+show() {  # label wall-median cpu-median wall-array-name cpu-array-name
+  local -n walls="$4" cpus="$5"
+  printf '%-22s median %6.2f s wall, %6.2f s CPU   wall: %s   CPU: %s\n' "$1" "$2" "$3" "${walls[*]}" "${cpus[*]}"
+}
+
 compile_once() {  # label source include-flags... -> prints "wall cpu" seconds
   local label="$1" src="$2"
   shift 2
@@ -48,13 +55,13 @@ pair() {  # name: bench/compile/loom_<name>.cpp against eigen_<name>.cpp, runs i
     fi
   done
   local lw lc ew ec
-  lw="$(printf '%s\n' "${loom_wall[@]}" | median)"
-  lc="$(printf '%s\n' "${loom_cpu[@]}" | median)"
-  printf '%-22s median %6.2f s wall, %6.2f s CPU   wall: %s   CPU: %s\n' "loom (loom_$name)" "$lw" "$lc" "${loom_wall[*]}" "${loom_cpu[*]}"
+  lw="$(median_of "${loom_wall[@]}")"
+  lc="$(median_of "${loom_cpu[@]}")"
+  show "loom (loom_$name)" "$lw" "$lc" loom_wall loom_cpu
   if ((have_eigen)); then
-    ew="$(printf '%s\n' "${eigen_wall[@]}" | median)"
-    ec="$(printf '%s\n' "${eigen_cpu[@]}" | median)"
-    printf '%-22s median %6.2f s wall, %6.2f s CPU   wall: %s   CPU: %s\n' "Eigen (eigen_$name)" "$ew" "$ec" "${eigen_wall[*]}" "${eigen_cpu[*]}"
+    ew="$(median_of "${eigen_wall[@]}")"
+    ec="$(median_of "${eigen_cpu[@]}")"
+    show "Eigen (eigen_$name)" "$ew" "$ec" eigen_wall eigen_cpu
     awk -v lw="$lw" -v ew="$ew" -v lc="$lc" -v ec="$ec" -v n="$name" \
       'BEGIN { printf "%-22s loom / Eigen = %.2f (wall), %.2f (CPU)\n", n, lw / ew, lc / ec }'
   else

@@ -25,7 +25,7 @@ inline bool reaches(index_t bytes, index_t min_bytes, index_t beyond) {
 }
 
 /// Does the run touch at least min_bytes? (For one question; a run that asks several counts its
-/// bytes once and asks reaches().)
+/// bytes once and asks reaches(). A threshold of 0 answers without counting.)
 template <class Def>
 bool touches(const Def& d, index_t min_bytes, index_t beyond) {
   return min_bytes == 0 || reaches(touched_bytes(d), min_bytes, beyond);

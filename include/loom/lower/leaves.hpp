@@ -20,9 +20,10 @@ struct leaves {
   static constexpr bool accumulate_output = std::is_same_v<typename def::mode, assign_add>;
 
   /// prefetch<V, D>: every input that moves along V, D steps of V ahead (see directives.hpp).
-  /// Whether a run reads ahead (ahead_t::on: the bytes it touches against the directive's
-  /// threshold, set by the run with its other choices) is chosen once per run, as is the distance of each input whose stride along V is known only at run
-  /// time (prefetch_ahead): D steps, or simd::prefetch_fallback_bytes when D steps land beyond
+  /// Whether a run reads ahead is chosen once per run (ahead_t::on: the bytes it touches against
+  /// the directive's threshold, set by execute_bound with the run's other choices), as is the
+  /// distance of each input whose stride along V is known only at run time (prefetch_ahead): D
+  /// steps, or simd::prefetch_fallback_bytes when D steps land beyond
   /// simd::prefetch_reach_bytes(). The choice is a test per leaf in the one nest, not a second
   /// copy of the nest (each copy is compile time): one predictable branch per vector, or none
   /// where the loop already knows the answer (emitter::knowing_read_ahead).
