@@ -16,7 +16,10 @@ Standard library only. For each benchmark named <kernel>/<impl>/threads:<T> it p
   * for loom rows: loom / Eigen (the best Eigen variant at T threads, e.g. eigen or eigen_omp) and
     loom / xtensor.
 
-Then it checks the performance targets and prints MET / NOT MET with the numbers.
+Then it checks the performance targets and prints MET / NOT MET with the numbers. The bandwidth
+targets compare with what the issue names, a plain copy of the same bytes (memcpy, OpenMP memcpy
+or a plain loop, whichever is fastest); each line also gives the % of the best copy of all, loom's
+own streaming copy, a harder roof.
 """
 import glob
 import json
@@ -239,20 +242,31 @@ def targets(rows):
         return "MET    " if ok else "NOT MET"
 
     threads = sorted({t for _, _, t in rows})
+
+    def plain_copy(kernel, t):
+        # The issue's yardstick: "a plain copy of the same bytes" (memcpy, OpenMP memcpy, a plain
+        # loop; ordinary stores), the best of them at <= t threads.
+        return best(rows, COPY_REF[kernel], lambda impl: impl in ORDINARY_COPY_IMPLS, lambda u: u <= t)
+
+    def stricter(v, t, kernel):
+        # The best copy of all (loom's own streams its stores and walks 4 far-apart streams beyond
+        # the cache, which outruns every plain copy): a harder roof, reported beside the target.
+        ref = copy_ref(kernel, t)
+        return f"; {100 * v / ref[0]:.0f}% of the best copy of all ({ref[1]} {ref[0]:.1f})" if ref else ""
+
     for t in threads:
-        ref = copy_ref("fused_16M", t)
+        pc = plain_copy("fused_16M", t)
         e = best(rows, "fused_16M", is_eigen, lambda u: u == t)
         x = best(rows, "fused_16M", is_xtensor, lambda u: u == t)
         for impl in ("loom_default", "loom_hand"):
             v = get("fused_16M", impl, t)
-            if v is None or ref is None:
+            if v is None or pc is None:
                 continue
-            pct = 100 * v / ref[0]
-            out.append(f"{verdict(pct >= 90)} fused {impl} {t}t: {v:.1f} GB/s = {pct:.0f}% of copy ({ref[1]} {ref[0]:.1f}) [target >= 90%]")
-            # loom's own copy walks 4 far-apart streams beyond the cache (interleave<4>), which
-            # can outrun every single-stream copy: say what the fused kernel reaches without it.
+            pct = 100 * v / pc[0]
+            out.append(f"{verdict(pct >= 90)} fused {impl} {t}t: {v:.1f} GB/s = {pct:.0f}% of the plain copy "
+                       f"({pc[1]}@{pc[2]}t {pc[0]:.1f}){stricter(v, t, 'fused_16M')} [target >= 90% of copy]")
             o = best(rows, "copy_16M", lambda c: c in COPY_REF_IMPLS and c != "loom", lambda u: u <= t)
-            if ref[1] == "loom" and o:
+            if o:
                 out.append(f"REPORT  fused {impl} {t}t: {100 * v / o[0]:.0f}% of the best copy other than loom's ({o[1]}@{o[2]}t {o[0]:.1f} GB/s)")
             if e:
                 out.append(f"{verdict(v / e[0] >= 1.2)} fused {impl} {t}t: {v / e[0]:.2f}x Eigen ({e[1]} {e[0]:.1f} GB/s) [target >= 1.2x]")
@@ -261,25 +275,25 @@ def targets(rows):
             a = get("add_16M", "loom_default", t)
             if impl == "loom_default" and a is not None:
                 out.append(f"REPORT  fused {impl} {t}t: {100 * v / a:.0f}% of the same bytes without the math "
-                           f"(add_16M {a:.1f} GB/s = {100 * a / ref[0]:.0f}% of copy)")
+                           f"(add_16M {a:.1f} GB/s = {100 * a / pc[0]:.0f}% of the plain copy)")
     for kernel in ("rowsum_4096", "colsum_4096"):
         for t in threads:
-            ref = copy_ref(kernel, t)
-            if ref is None:
+            pc = plain_copy(kernel, t)
+            if pc is None:
                 continue
             d = get(kernel, "loom_default", t)
             b = best(rows, kernel, is_loom, lambda u: u == t)
             rd = get(READ_REF[kernel], "xsimd", t)
-            oc = best(rows, COPY_REF[kernel], lambda impl: impl in ORDINARY_COPY_IMPLS, lambda u: u <= t)
-            def of_read(v):
-                r = f"; {100 * v / oc[0]:.0f}% of copy with ordinary stores ({oc[1]} {oc[0]:.1f})" if oc else ""
-                return r + (f"; {100 * v / rd:.0f}% of the hand-written read ({rd:.1f})" if rd else "")
+
+            def more(v):
+                return stricter(v, t, kernel) + (f"; {100 * v / rd:.0f}% of the hand-written read ({rd:.1f})" if rd else "")
             if d is not None:
-                pct = 100 * d / ref[0]
-                out.append(f"{verdict(pct >= 85)} {kernel} loom_default {t}t: {d:.1f} GB/s = {pct:.0f}% of copy ({ref[0]:.1f}){of_read(d)} [target >= 85% of copy]")
+                pct = 100 * d / pc[0]
+                out.append(f"{verdict(pct >= 85)} {kernel} loom_default {t}t: {d:.1f} GB/s = {pct:.0f}% of the plain copy "
+                           f"({pc[1]}@{pc[2]}t {pc[0]:.1f}){more(d)} [target >= 85% of copy]")
             if b and b[1] != "loom_default":
-                pct = 100 * b[0] / ref[0]
-                out.append(f"{verdict(pct >= 85)} {kernel} best loom ({b[1]}) {t}t: {b[0]:.1f} GB/s = {pct:.0f}% of copy{of_read(b[0])} [target >= 85% of copy]")
+                pct = 100 * b[0] / pc[0]
+                out.append(f"{verdict(pct >= 85)} {kernel} best loom ({b[1]}) {t}t: {b[0]:.1f} GB/s = {pct:.0f}% of the plain copy{more(b[0])} [target >= 85% of copy]")
     for t in threads:
         un = best(rows, "transpose_8192", lambda impl: impl.startswith("loom_untiled"), lambda u: u == t)
         if un is None:

@@ -237,14 +237,18 @@ struct access : expr_node {
       (k < 0 ? lo : hi) += k;
     });
     const index_t n = view.extent(D);
-    if (lo >= 0 && hi < n) return;
-    std::string what = to_string_access();
+    if (lo < 0 || hi >= n) fail_dim<D>(lo, hi, n);
+  }
+  /// The error check_dim throws, out of line and cold: only a failing run calls it.
+  template <std::size_t D>
+  [[noreturn]] LOOM_COLD void fail_dim(index_t lo, index_t hi, index_t n) const {
+    const std::string what = to_string_access();
     using I = std::tuple_element_t<D, std::tuple<Idx...>>;
     if constexpr (is_var<I>) {
       // A lone variable ranging past the tensor is a shape mismatch, not an offset error.
-      throw shape_error(detail::cat("loom::shape_error: ", what, ": dimension ", D, " of '", std::string(view.name()), "' has extent ", n, " but ", I::name(), " ranges over ", hi + 1));
+      throw shape_error(detail::cat("loom::shape_error: ", what, ": dimension ", D, " of '", view.name(), "' has extent ", n, " but ", I::name(), " ranges over ", hi + 1));
     } else {
-      throw bounds_error(detail::cat("loom::bounds_error: ", what, ": dimension ", D, " of '", std::string(view.name()), "' needs indices [", lo, ", ", hi, "] but its extent is ", n));
+      throw bounds_error(detail::cat("loom::bounds_error: ", what, ": dimension ", D, " of '", view.name(), "' needs indices [", lo, ", ", hi, "] but its extent is ", n));
     }
   }
   std::string to_string_access() const {
