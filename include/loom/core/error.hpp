@@ -80,9 +80,9 @@ LOOM_COLD inline std::string join_pieces(std::initializer_list<message_piece> pi
   return s;
 }
 
-/// Builds a message from text and integers. Not an ostringstream: a stream insertion per piece
-/// cost each checked definition ~0.2 G compiler instructions (4 % of g++ -O2's work on a fused
-/// definition; callgrind). Not operator+ chains either: those trip GCC 12's -Wrestrict at -O3.
+/// Builds a message from text and integers. Not an ostringstream: its inlined insertions, each
+/// with exception edges, made g++ -O2 of the fused probe (bench/compile) 2 % slower (8.69 against
+/// 8.53 G instructions, callgrind). Not operator+ chains either: GCC 12's -Wrestrict at -O3.
 template <class... A>
 std::string cat(const A&... a) {
   return join_pieces({message_piece(a)...});
