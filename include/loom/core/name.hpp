@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "message.hpp"
+
 namespace loom {
 
 class tensor_name {
@@ -13,18 +15,11 @@ class tensor_name {
   static constexpr std::size_t capacity = 31;
 
   tensor_name() {
-    // Unnamed tensors get a stable, distinct name ("t0", "t1", ...) so errors still say which
-    // one. The digits by hand: no std::string to compile into every program that makes a tensor.
+    // Unnamed tensors get a stable, distinct name ("t0", "t1", ...) so errors still say which one.
     static std::atomic<unsigned> counter{0};
-    unsigned v = counter.fetch_add(1, std::memory_order_relaxed);
-    char digits[10];
-    unsigned n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
+    const detail::message_piece number(counter.fetch_add(1, std::memory_order_relaxed));
     buf_[len_++] = 't';
-    while (n > 0) buf_[len_++] = digits[--n];
+    for (char digit : number.text()) buf_[len_++] = digit;
   }
   explicit tensor_name(std::string_view s) { set(s); }
 

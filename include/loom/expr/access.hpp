@@ -242,7 +242,7 @@ struct access : expr_node {
   /// The error check_dim throws, out of line and cold: only a failing run calls it.
   template <std::size_t D>
   [[noreturn]] LOOM_COLD void fail_dim(index_t lo, index_t hi, index_t n) const {
-    const std::string what = to_string_access();
+    const std::string what = to_string(*this);
     using I = std::tuple_element_t<D, std::tuple<Idx...>>;
     if constexpr (is_var<I>) {
       // A lone variable ranging past the tensor is a shape mismatch, not an offset error.
@@ -250,11 +250,6 @@ struct access : expr_node {
     } else {
       throw bounds_error(detail::cat("loom::bounds_error: ", what, ": dimension ", D, " of '", view.name(), "' needs indices [", lo, ", ", hi, "] but its extent is ", n));
     }
-  }
-  std::string to_string_access() const {
-    std::ostringstream os;
-    print(os);
-    return os.str();
   }
 };
 
