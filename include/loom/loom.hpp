@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/loom.hpp — everything a user needs. Read top to bottom, it is the architecture:
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/run.hpp — the entry points: run a definition with a schedule (or the default one) and
 // print the loop nest a schedule emits.
 #pragma once

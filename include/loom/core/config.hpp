@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/core/config.hpp — the index type and the few compiler attributes loom relies on.
 #pragma once
 #include <cstdint>

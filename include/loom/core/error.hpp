@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/core/error.hpp — the exceptions loom throws for bad run-time input. Every one is thrown
 // before any loop runs, so a failed run() writes nothing.
 #pragma once

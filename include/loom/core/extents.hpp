@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/core/extents.hpp — per-dimension extents, each static (known to the compiler) or
 // dynamic, in the spirit of std::extents. Static extents let a schedule drop tail code.
 #pragma once

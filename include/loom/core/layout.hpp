@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/core/layout.hpp — what a view's type says about its strides.
 #pragma once
 #include <type_traits>

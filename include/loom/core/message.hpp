@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/core/message.hpp — text built from pieces without streams: error messages (detail::cat)
 // and the numbered names of unnamed tensors.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/core/meta.hpp — a minimal type list: the compile-time loop nest and variable sets are
 // built from these. Fold expressions only, so instantiation depth stays flat.
 #pragma once

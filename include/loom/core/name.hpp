@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/core/name.hpp — a tensor's name, stored inline so views copy it without allocation and
 // without lifetime ties to the tensor that named them. Used in error messages and printed nests.
 #pragma once

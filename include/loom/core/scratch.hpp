@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/core/scratch.hpp — grow-only, 64-byte aligned buffers, one per thread and purpose, reused
 // from call to call: a steady stream of runs allocates (and page-faults) nothing. A fresh buffer
 // of a few hundred KiB costs a page fault per 4 KiB on every call once the allocator hands such

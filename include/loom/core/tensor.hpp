@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/core/tensor.hpp — TensorView (non-owning, any strides) and Tensor (owning, 64-byte
 // aligned, row-major). Integers index an element; index expressions build an expression access.
 #pragma once

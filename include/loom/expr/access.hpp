@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/expr/access.hpp — a tensor read or written at affine indices: `A(i, k)`, `in(x + 1)`.
 // At run time an access is bound once: its base pointer and one stride per variable, so the
 // address at a point is base + Σ stride_v · v whatever the layout (row/column-major, views).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/expr/definition.hpp — `out(i, j) = e` / `out(i, j) += e`: a lazy definition. It knows at
 // compile time its pure variables (the left side's), its reduction variables and which
 // reduction (if exactly one) the schedule may loop over; loom::run executes it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/expr/index.hpp — affine index expressions: sums of variables times integers plus an
 // integer (`x + 1`, `2 * y - 1`, `x + r`). Affine so bounds inference is exact and every access
 // reduces to base + Σ stride_v · v at run time.

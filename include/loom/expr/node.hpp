@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/expr/node.hpp — what every expression node is: a small value type that evaluates itself
 // at a point, as a scalar (eval) or as W lanes along the vectorized variable (eval_v), and knows
 // its variables, its accesses and how to print itself. The Expr concept is the contract.

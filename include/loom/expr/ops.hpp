@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/expr/ops.hpp — elementwise nodes: unary and binary operators, comparisons, select, fma
 // and casts. Each operation is a tag with a scalar and a vector form; the node types are shared.
 #pragma once

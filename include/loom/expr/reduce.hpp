@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/expr/reduce.hpp — reductions over one or several reduction variables: sum, product,
 // maximum, minimum. A definition's single reduction becomes loops of its nest (schedulable);
 // nested or several reductions are evaluated in place by their own loops.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/expr/var.hpp — index variables and the loop names a schedule derives from them.
 // A variable is a type (so schedules can name it at compile time) and a constexpr object (so
 // expressions can use it): `loom::Var<"ry"> ry;` or the predefined `loom::vars::i`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm.hpp — the GEMM engine's direct entry point, for apps that do not use index
 // notation:
 //

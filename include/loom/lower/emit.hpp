@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/lower/emit.hpp — emits a plan's loop nest: recursive templates over the loop list, one
 // `if constexpr` branch per loop kind, lanes as xsimd batches, parallel loops under OpenMP.
 // Everything inlines into one function per (definition, schedule); nothing is interpreted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/lower/find_reduction.hpp — reaches the one scheduled reduction inside a right side (the
 // engine evaluates its body in the reduction loops and the rest of the tree as the epilogue).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/lower/footprint.hpp — the bytes a run touches, which directives with a MinBytes threshold
 // (stream_stores, prefetch, interleave, large_blocks) and specialize<touches_at_least<>> ask.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/lower/leaves.hpp — what happens at the bottom of the nest: store a point, accumulate into
 // the register block, finish the block (combine partials, apply the epilogue, store), or update
 // the output when it is the accumulator.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/lower/plan.hpp — a definition and a schedule become a checked plan: the loop nest after
 // every directive, each split's tail strategy made concrete, and where the reduction's
 // accumulators live. Everything here is compile time; a schedule that cannot be emitted

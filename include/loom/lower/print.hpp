@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/lower/print.hpp — print_loop_nest: the loop nest a schedule emits, as readable
 // pseudo-code (Halide's "equivalent C"), so a compile-time schedule can be seen.
 #pragma once

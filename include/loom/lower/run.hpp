@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/lower/run.hpp — loom::run: everything that needs run-time extents happens here, once per
 // call and before any loop: variable extents (checked for consistency), bounds of every access,
 // output/input aliasing, binding of accesses, and the one branch on unit-stride lanes.

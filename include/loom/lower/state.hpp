@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/lower/state.hpp — the run-time state of an emitted loop nest: each variable's value and
 // extent, the current range of every split's inner loop, the live lanes of a masked vector, and
 // the choices made once per run.

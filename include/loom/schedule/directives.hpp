@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/schedule/directives.hpp — the schedule language: one type per directive, composed into
 // loom::schedule<...>. Loops are named by variables (i), or by the loops a split creates
 // (outer<i>, inner<i>, inner<inner<j>>), or by a fused pair (fused<i, j>).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/schedule/nest.hpp — applies a schedule's directives to a definition's loops at compile
 // time and checks the result. The outcome, nest<Loops, Splits>, is what the emitter walks and
 // print_loop_nest prints: a list of loops (outermost first) and the splits that define them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/schedule/specialize.hpp — two schedules for one definition, one of them chosen per run
 // (Halide's specialize): both loop nests are compiled, and a condition on the run's operands picks
 // one before any loop runs. For a kernel whose best nest depends on where its data lives or on its

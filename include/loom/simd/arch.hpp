@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/simd/arch.hpp — which xsimd batch holds W lanes of T. loom picks the widest target the
 // compiler was allowed (xsimd::default_arch), on purpose: g++ may prefer 256-bit vectors for its
 // own auto-vectorizer on some AVX-512 parts, but loom's explicit batches always use the full width.

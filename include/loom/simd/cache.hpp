@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/simd/cache.hpp — the cache sizes the run-time choices depend on (streaming stores, reading
 // ahead, specialize on the bytes a run touches), as the OS reports them, read once.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/simd/fma.hpp — fused multiply-add on xsimd batches that is always one instruction and one
 // rounding. xsimd 8.1 has no AVX-512 fma kernel: its generic fallback computes x * y + z with two
 // intrinsics, which g++ contracts into an FMA (-ffp-contract=fast) but clang does not — half the

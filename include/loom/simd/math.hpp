@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/simd/math.hpp — float exp and sigmoid with fewer operations than xsimd's, at float
 // accuracy (a few ulp over the full range; the tests measure it against double). Fused
 // elementwise chains are bound by memory bandwidth only once their math is this cheap. double and integer types fall back to xsimd.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/simd/memory.hpp — vector loads and stores beyond xsimd 8.1: masked (first n lanes, the
 // rest read as zero and never written), strided (gather/scatter by a run-time element stride).
 // AVX-512 uses its mask registers; other targets go through a small aligned buffer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/simd/prefetch.hpp — a software prefetch into L2 at an element offset from a pointer, for
 // the prefetch<> directive. The address is formed as an integer: the element ahead may lie past
 // the end of the tensor, where a prefetch does nothing (it never faults) but pointer arithmetic

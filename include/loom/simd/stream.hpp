@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/simd/stream.hpp — non-temporal (streaming) stores, which xsimd 8.1 does not have: a whole
 // aligned vector goes to memory without the read-for-ownership of its cache line, and without
 // evicting data that is still wanted. Also the fence that makes them visible to other threads,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/tune/default_schedule.hpp — the schedule run(def) uses when none is given, chosen from
 // the definition's structure: vectorize the variable that is unit-stride in row-major tensors,
 // keep several accumulators when that variable is reduced, tile transposed 2-D traversals, and

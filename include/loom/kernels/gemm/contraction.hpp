@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm/contraction.hpp — index notation reaches the GEMM engine.
 //
 // A definition is a contraction the engine runs when it has the form

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm/driver.hpp — the five loops around the micro-kernel, packing, and threads.
 //
 // Threads (one OpenMP team, nothing else): the team splits the C matrix into a grid of tm x tn

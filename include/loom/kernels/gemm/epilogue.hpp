@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm/epilogue.hpp — what the GEMM engine may apply to each micro-tile after the
 // last K block, while the tile is still in registers: value -> f(value, i, j).
 //

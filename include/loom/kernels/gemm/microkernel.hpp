@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm/microkernel.hpp — the MR x NR register tile at the bottom of the GEMM engine,
 // and a plain reference kernel with the same contract.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm/pack.hpp — copies a block of A or B into the order the micro-kernel reads it.
 //
 //   packed A block (mc x kc), MR-row slivers one after another:

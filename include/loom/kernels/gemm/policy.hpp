@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm/policy.hpp — the GEMM engine's blocking parameters as one compile-time type.
 //
 // The five loops of BLIS (NC, KC, MC around an MR x NR micro-kernel) and the cache level each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm/run_contraction.hpp — runs a contraction definition (see contraction.hpp) as
 // one call of the GEMM engine, with the same checks as every loom::run: extents, bounds and
 // aliasing, all before anything is written.

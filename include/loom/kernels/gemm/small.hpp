@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm/small.hpp — C = epilogue(alpha A B + beta C) when M, N and K are static and
 // small (<= 64): all of A, B and C fit in L1, so there is nothing to pack or block for. Rows of C
 // are computed in register blocks of R rows x NV vectors that span the whole row; B's rows are

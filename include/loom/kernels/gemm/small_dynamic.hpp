@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // loom/kernels/gemm/small_dynamic.hpp — C = epilogue(alpha A B + beta C) for small products whose
 // extents are known only at run time: N of at most four vectors, M N K <= 64^3. Everything fits
 // in L1/L2, so, as on the static path (small.hpp), nothing is packed: B's rows are loaded where
