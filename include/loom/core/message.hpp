@@ -54,8 +54,8 @@ LOOM_COLD inline std::string join_pieces(std::initializer_list<message_piece> pi
 }
 
 /// Builds a message from text and integers. Not an ostringstream: its inlined insertions, each
-/// with exception edges, made g++ -O2 of the fused probe (bench/compile) 2 % slower (8.69 against
-/// 8.53 G instructions, callgrind). Not operator+ chains either: GCC 12's -Wrestrict at -O3.
+/// with exception edges, cost every definition compile time (docs/tuning.md#compile-time). Not
+/// operator+ chains either: GCC 12's -Wrestrict at -O3.
 template <class... A>
 std::string cat(const A&... a) {
   return join_pieces({message_piece(a)...});

@@ -135,8 +135,8 @@ struct binary : expr_node {
   static constexpr bool sigmoid_right = float_product && is_sigmoid_node<B>;
   static constexpr bool sigmoid_left = float_product && !sigmoid_right && is_sigmoid_node<A>;
   // Spelled out for eval and eval_v, not one helper taking a generic lambda: the lambda's
-  // instantiations (per node, per evaluation mode, per operand) were 10 % of what g++ inlines for
-  // a fused definition.
+  // instantiations (per node, per evaluation mode, per operand) cost compile time
+  // (docs/tuning.md#compile-time).
   template <class C>
   LOOM_INLINE value_type eval(const C& c) const {
     if constexpr (sigmoid_right) return op::times_sigmoid::apply(a.eval(c), b.a.eval(c));

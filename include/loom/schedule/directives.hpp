@@ -102,8 +102,8 @@ struct stream_stores {
 /// prefetch, with its non-faulting bound strategy: a prefetch never faults, so near the end it
 /// may point past the tensor; no result changes). One core's loads alone keep too few misses in
 /// flight to read at the memory's bandwidth; requests issued ahead add more, so a read-only stream
-/// (a sum over a large matrix) gets closer to it. (Into L2, not L1: on Zen 4 prefetcht1 read 25 %
-/// faster than prefetcht0 in a row sum.) Chosen at run time, when the run touches at least
+/// (a sum over a large matrix) gets closer to it. (Into L2, not L1: docs/tuning.md#software-read-ahead.)
+/// Chosen at run time, when the run touches at least
 /// MinBytes (beyond_cache: more than the last-level cache holds); in cache it only takes load slots.
 /// A request that would land more than half the L2 cache ahead of its read (prefetch<i, 8> over
 /// rows of 256 KiB) would be evicted before the read comes: it reads 2 KiB ahead instead, which
@@ -120,8 +120,7 @@ struct prefetch {
 /// interleave<Parts, MinBytes>: the vector loop of a strip-mined block (outer<V>, then vectorized
 /// inner<V>) walks Parts equal parts of the block at once, one vector from each in turn, then what
 /// is left. One core keeps more reads in flight on Parts streams than on one: the hardware
-/// prefetchers follow each (a fused elementwise chain over 16M floats, Zen 3, 1 thread, blocks of
-/// 4 x 65808 floats: see docs/design.md). The parts should be far apart (tens of KiB at least); the
+/// prefetchers follow each (docs/tuning.md#interleaved-streams). The parts should be far apart (tens of KiB at least); the
 /// emitter keeps them off a power of two apart (the same cache sets). Chosen at run time, when the
 /// run touches at least MinBytes (0: every run; beyond_cache: more than the last-level cache
 /// holds); otherwise the vectors run in order. Results never change.

@@ -25,8 +25,8 @@ inline index_t os_cache_bytes([[maybe_unused]] int name) {
 }  // namespace detail
 
 /// The last-level cache one core can use, taken as what the OS reports but at most 32 MiB — a VM
-/// often reports the host's whole L3 (508 MiB on a 2-vCPU Zen 5 guest whose core sees a 32 MiB
-/// CCD), and a core rarely owns more. 32 MiB when the OS does not say.
+/// often reports the host's whole L3 rather than the slice its cores see, and a core rarely owns
+/// more. 32 MiB when the OS does not say.
 inline index_t last_level_cache_bytes() {
   static const index_t bytes = [] {
     index_t llc = 0;
@@ -53,8 +53,8 @@ inline index_t l2_cache_bytes() {
 }
 
 /// The bytes a run must touch before prefetch<> and touches_at_least<> (loom::beyond_cache) act:
-/// more than the last-level cache holds. Reading ahead into L2 is for data that comes from memory:
-/// row and column sums on Zen 4 (32 MiB L3), 1 thread: 0.95x at 16 MiB, 1.1x at 36 MiB.
+/// more than the last-level cache holds. Reading ahead into L2 is for data that comes from memory;
+/// in cache it only takes load slots (docs/tuning.md#software-read-ahead).
 inline index_t outgrows_cache_bytes() { return last_level_cache_bytes() + 1; }
 
 }  // namespace loom::simd

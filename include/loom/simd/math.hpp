@@ -47,9 +47,8 @@ LOOM_INLINE xsimd::batch<float, A> fast_exp(const xsimd::batch<float, A>& x) {
 /// 1 / d to float precision. AVX-512's estimate (vrcp14ps) is good to 2^-14, and one Newton
 /// step takes it to about 2^-28: 1 / 2 and 1 / (1 + tiny) come out exactly 0.5 and 1. Older
 /// targets' estimate (rcpps) is good to 2^-12 only, a Newton step leaves 1-2 ulp (sigmoid(0) =
-/// 0.49999997), so they divide: one instruction, correctly rounded. On the bandwidth-bound chains
-/// it costs nothing measurable (Zen 3, AVX2, 16M floats, `max(a x + b, 0) sigmoid(c)`, 1 thread:
-/// 15.9 and 14.2 GB/s dividing against 15.7 and 14.8 with the estimate, two interleaved runs).
+/// 0.49999997), so they divide: one instruction, correctly rounded, and no slower on the
+/// bandwidth-bound chains (docs/tuning.md#division-and-the-sigmoid).
 template <class A>
 LOOM_INLINE xsimd::batch<float, A> fast_reciprocal(const xsimd::batch<float, A>& d) {
   using B = xsimd::batch<float, A>;
@@ -105,8 +104,8 @@ LOOM_INLINE xsimd::batch<float, A> fast_divide(const xsimd::batch<float, A>& a, 
 }
 
 /// a · sigmoid(x) as a / (1 + e^-x): the sigmoid's reciprocal and the product become one division
-/// (gated units and SiLU, x · sigmoid(x), have this form). On AVX2 (Zen 3) the fused chain
-/// `max(a x + b, 0) · sigmoid(c)` in cache goes from 9.4 to 8.7 cycles per vector.
+/// (gated units and SiLU, x · sigmoid(x), have this form): one rounding and one instruction fewer
+/// (docs/tuning.md#division-and-the-sigmoid).
 template <class A>
 LOOM_INLINE xsimd::batch<float, A> times_sigmoid(const xsimd::batch<float, A>& a, const xsimd::batch<float, A>& x) {
   return fast_divide(a, sigmoid_denominator(x));

@@ -13,16 +13,11 @@ namespace loom::simd {
 
 /// Whether loom's default schedules read ahead by software (prefetch<>) where a run outgrows the
 /// cache. The user's own prefetch<> directives always run; this only steers the defaults.
-/// It pays on one machine and costs on another, and nothing at compile time tells them apart
-/// but the vector extension their builds enable:
-///  - Zen 4 (AVX-512), 64 MiB, 1 thread, % of a streaming copy: row sums 73 -> 88 %, column sums
-///    66 -> 84 % (the hardware prefetchers follow 8 row streams too slowly there);
-///  - Zen 3 (AVX2), the same nests without their prefetches, 1 and 2 threads: 4096^2 row sums 84
-///    -> 108 % and 74 -> 93 %, column sums 81 -> 101 % and 67 -> 93 %; 256 x 65536 and 32 x
-///    524288 the same way (its hardware prefetchers keep up; software prefetches take fill
-///    buffers from them).
-/// So AVX-512 builds read ahead and others do not; define LOOM_SOFTWARE_READ_AHEAD to 1 or 0 to
-/// choose for the machine at hand.
+/// It pays where the hardware prefetchers follow many row streams too slowly (the AVX-512 parts
+/// measured) and costs where they keep up (AVX2 ones: software prefetches take their fill
+/// buffers); nothing at compile time tells them apart but the vector extension, so AVX-512 builds
+/// read ahead and others do not (figures: docs/tuning.md#software-read-ahead). Define
+/// LOOM_SOFTWARE_READ_AHEAD to 1 or 0 to choose for the machine at hand.
 #if defined(LOOM_SOFTWARE_READ_AHEAD)
 inline constexpr bool default_read_ahead = LOOM_SOFTWARE_READ_AHEAD != 0;
 #elif defined(__AVX512F__)
@@ -32,8 +27,7 @@ inline constexpr bool default_read_ahead = false;
 #endif
 
 /// How far ahead of a read a prefetch into L2 may land: half the L2 cache. A line requested
-/// further ahead is evicted before its read comes (on Zen 4, the next block of 8 rows ahead
-/// measured 85 against 92 % of copy with 2 KiB ahead instead, at 256 KiB rows).
+/// further ahead is evicted before its read comes (docs/tuning.md#software-read-ahead).
 /// prefetch_reach_floor: the least it is taken to be, for distances fixed at compile time.
 inline index_t prefetch_reach_bytes() { return l2_cache_bytes() / 2; }
 inline constexpr index_t prefetch_reach_floor = index_t{128} << 10;

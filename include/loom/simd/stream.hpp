@@ -58,8 +58,8 @@ LOOM_INLINE void stream_fence() {
 }
 
 /// The bytes a run must touch before stream_stores<> (loom::beyond_cache) streams: twice the
-/// last-level cache (at least 8 MiB). Measured on a Zen 5 guest (fused_16M-like body): streaming
-/// was neutral at 24 MiB touched, 1.0-1.1x from 48 MiB on.
+/// last-level cache (at least 8 MiB): below that streaming gains nothing
+/// (docs/tuning.md#streaming-stores).
 inline index_t streaming_threshold_bytes() { return std::max<index_t>(2 * last_level_cache_bytes(), index_t{8} << 20); }
 
 }  // namespace loom::simd

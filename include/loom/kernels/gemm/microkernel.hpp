@@ -130,8 +130,8 @@ void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_ty
   using vecs = std::make_integer_sequence<index_t, NRV>;
 
   // Ask for the C tile now: it is read (beta != 0) and written only after the k loop, when a miss
-  // could no longer overlap with the FMAs (C rows are a page apart; from L3 that cost ~20 % of
-  // the kernel's time at KC = 256 before this prefetch).
+  // could no longer overlap with the FMAs (C rows are a page apart, and a miss from L3 per row
+  // is a visible share of a kernel call).
   if (c.cs == 1) {
     for (index_t r = 0; r < m; ++r) {
       __builtin_prefetch(c.p + r * c.rs, 1, 3);
@@ -188,7 +188,7 @@ void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_ty
   // Write the m x n part of the tile. The accumulators pass through a buffer so that this stays
   // one loop: written out for MR x NRV vectors (with the epilogue inlined into each) it was most
   // of the code a GEMM instantiation compiles, for MR * NRV stores and loads beside kc * MR * NRV
-  // FMAs (< 0.5 % at kc = 512).
+  // FMAs.
   alignas(64) std::array<T, std::size_t(Rows * NR)> ab;
   [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
     (acc[Q].store_aligned(ab.data() + Q * W), ...);

@@ -44,7 +44,7 @@ void pack_a(T* __restrict ap, matrix_ref<T> a, index_t mc, index_t kc) {
       for (index_t k = 0; k < kc; ++k) std::memcpy(ap + k * MR, as.p + k * as.cs, sizeof(T) * MR);
     } else if (as.cs == 1) {
       // Row-major, a last sliver of fewer than MR rows: zeros, then each row into its lane (the
-      // element loop below with its zero tail per k was 19 % of a 16^3 product).
+      // element loop below, with its zero tail per k, is slow enough to show in small products).
       std::fill(ap, ap + MR * kc, T(0));
       for (index_t r = 0; r < rows; ++r) {
         const T* row = as.p + r * as.rs;

@@ -80,14 +80,12 @@ struct default_policy_for;
 // (8 chains needed) with room to spare. Per k step: 28 FMAs against 2 vector loads and 14
 // broadcasts, well inside 2 loads per cycle.
 //  KC: the textbook choice keeps the B sliver (KC x NR) in L1 while the A slivers stream by: KC =
-//      256 (32 KiB). Measured on Zen 4 (32 KiB L1d, 1 MiB L2), KC = 512 is faster (1024^3: ~88 %
-//      of peak against ~83 %): two vector loads of B per 28 FMAs are served by L2 just as well,
-//      and a longer kc halves the C tile's loads and stores and the kernel's fixed costs. The
-//      sliver is then 64 KiB, in L2 beside the A block. KC is 576 = 9 x 64 rather than 512: the
-//      driver cuts K into equal blocks of at most KC, so K = 1024 and 2048 still run in blocks
-//      of 512, while the K of a 3x3 convolution over 64k channels (576, 1152, 2304) runs in
-//      blocks of 576 instead of twice as many of 288 (3136 x 64 x 576: one pass over C, not
-//      two; ~1-3 % on Zen 4, 1 and 2 threads).
+//      256 (32 KiB). A longer KC is faster (docs/tuning.md#gemm-blocking): two vector loads of B
+//      per 28 FMAs are served by L2 just as well, and a longer kc halves the C tile's loads and
+//      stores and the kernel's fixed costs. The sliver is then 64 KiB, in L2 beside the A block.
+//      KC is 576 = 9 x 64 rather than 512: the driver cuts K into equal blocks of at most KC, so
+//      K = 1024 and 2048 still run in blocks of 512, while the K of a 3x3 convolution over 64k
+//      channels (576, 1152, 2304) runs in blocks of 576 instead of twice as many of 288.
 //  MC: the packed A block (MC x KC) takes about half of L2: 14 * 18 * 576 * 4 B = 567 KiB.
 //  NC: the packed B panel (KC x NC) lives in the (large, shared) L3: 576 x 4096 x 4 B = 9 MiB.
 template <>
@@ -96,9 +94,8 @@ struct default_policy_for<float, 16> {
 };
 // double (8 lanes per vector): 8 rows x 3 vectors = 24 accumulators + 3 loads of B + 1 broadcast.
 // The 14 x 2 tile of float, with KC = 512, makes a 57 KiB A sliver of doubles; 8 x 3 keeps it at
-// 32 KiB and needs 11 loads per 24 FMAs instead of 16 per 28. Zen 4, 1 thread: 1024^3 ~52 against
-// ~49 GFLOP/s, 2048^3 ~51.7 against ~51. KC = 512 as for float (against 256: ~49.5 vs ~47.5 with
-// the 14 x 2 tile); MC = 8 * 21: a 672 KiB A block; NC = 2016 = 84 NR: a 7.9 MiB B panel.
+// 32 KiB and needs 11 loads per 24 FMAs instead of 16 per 28 (docs/tuning.md#gemm-blocking).
+// KC = 512 as for float; MC = 8 * 21: a 672 KiB A block; NC = 2016 = 84 NR: a 7.9 MiB B panel.
 template <>
 struct default_policy_for<double, 8> {
   using type = gemm_policy<double, 8, 3, 512, 8 * 21, 2016, 8>;

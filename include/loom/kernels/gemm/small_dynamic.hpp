@@ -5,9 +5,9 @@
 // they are, A's elements broadcast from where they are.
 //
 // Why a path of its own: the packed engine pays, per call, a pack of A and of B, zero-padded
-// slivers of a fixed MR x NR tile and a finish through a buffer per micro-tile; at 16^3 that was
-// four fifths of the time (21.5 GFLOP/s against ~110 on the static path), and N = 16 filled only
-// one of the tile's two vectors.
+// slivers of a fixed MR x NR tile and a finish through a buffer per micro-tile; at 16^3 that is
+// most of the time, and N = 16 fills only one of the tile's two vectors
+// (docs/tuning.md#small-gemm).
 //
 // Blocking: a row of C is NV = ceil(N / W) vectors, and a block is R rows x NV vectors of
 // accumulators, R a power of two (16, 8, 8, 4 for NV = 1..4 with AVX-512) so that the square
@@ -80,9 +80,9 @@ void small_dynamic_block(const matrix_ref<T>& a, const matrix_ref<T>& b, tile_re
   std::array<const T*, std::size_t(groups)> group;
   for (index_t g = 0; g < groups; ++g) group[std::size_t(g)] = a.p + (i0 + 4 * g) * rs;
   const T* brow = b.p;
-  // g++: four k steps per iteration (16^3 on Zen 4: 86 -> 78 ns for the kernel; R x NV <= 16
-  // accumulators leave room for the next steps' loads). clang: one, for it unrolls by 8, keeps
-  // the broadcasts of A in registers and spills (32^3: 80 -> 109 GFLOP/s without its unrolling).
+  // g++: four k steps per iteration (R x NV <= 16 accumulators leave room for the next steps'
+  // loads). clang: one, for it unrolls by 8, keeps the broadcasts of A in registers and spills
+  // (docs/tuning.md#small-gemm).
 #if defined(__clang__)
 #pragma clang loop unroll(disable)
 #elif defined(__GNUC__)
