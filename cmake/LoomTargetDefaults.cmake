@@ -60,9 +60,9 @@ function(loom_target_defaults target)
     endif()
     if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 15)
       # clang 14's OpenMPOpt pass walks every function of the module for each call-graph SCC
-      # (LLVM issue 56241, fixed in clang 15). loom makes one OpenMP region per loop nest, so on
-      # the test files it was 31 % of the compile (tests/test_elementwise.cpp at -O3: 98 -> 67 s
-      # of CPU) for byte-identical code: the pass serves offloading, not host loops.
+      # (fixed in clang 15). loom makes one OpenMP region per loop nest, so on the test files it
+      # was 31 % of the compile (tests/test_elementwise.cpp at -O3: 98 -> 67 s of CPU) for
+      # byte-identical code: the pass serves offloading, not host loops.
       target_compile_options(${target} PRIVATE "SHELL:-mllvm -openmp-opt-disable")
     endif()
     if(LOOM_SANITIZE)

@@ -2,7 +2,7 @@
 // numbers, random shapes, buffers in every memory layout, plain-loop iteration, tolerances and
 // comparisons that name the first mismatching element.
 #pragma once
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <algorithm>
 #include <array>
@@ -42,7 +42,7 @@ namespace lt {
 using loom::index_t;
 
 /// Concatenates anything streamable (g++ 12 reports a false -Wrestrict in `"literal" + string`
-/// chains at -O3, GCC bug 105329; a stream sidesteps it).
+/// chains at -O3; a stream sidesteps it).
 template <class... A>
 std::string str(const A&... a) {
   std::ostringstream os;

@@ -1,6 +1,7 @@
 // tests/test_main.cpp — the Catch2 runner of loom_tests. The seed of every random choice in the
 // suite comes from LOOM_TEST_SEED (else the clock); it is printed first so any failure can be
-// replayed with LOOM_TEST_SEED=<seed>.
+// replayed with LOOM_TEST_SEED=<seed>. The same main serves Catch2 2 (CATCH_CONFIG_RUNNER: the
+// single header defines no main of its own) and 3 (linked without Catch2WithMain).
 #define CATCH_CONFIG_RUNNER
 #include "support.hpp"
 

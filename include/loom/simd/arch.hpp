@@ -8,7 +8,7 @@
 // GCC 12 reports -W(maybe-)uninitialized inside its own AVX-512 intrinsic headers (the
 // `__m512 __Y = __Y;` of _mm512_undefined_*) when they are inlined into xsimd's kernels; the
 // diagnostic is attributed to those lines, so it is silenced for them only, where they are first
-// included (GCC bug 105593, fixed in GCC 13). Every loom header reaches xsimd through this one.
+// included (fixed in GCC 13). Every loom header reaches xsimd through this one.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
