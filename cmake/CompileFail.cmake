@@ -6,8 +6,11 @@
 # Compiles <target> (an EXCLUDE_FROM_ALL object library made from <file.cpp>): with
 # LOOM_DIRECT, by running the command compile_commands.json gives for it; else with
 # `cmake --build --target`. Then
-#   MODE=fail: asserts the build FAILS and that its output matches the CMake
-#              regular expression from the file's first line `// expect: <regex>`;
+#   MODE=fail: asserts the build FAILS, that its output matches the CMake
+#              regular expression from the file's first line `// expect: <regex>`, and
+#              that the first line matching it is among the first 10 lines of the output
+#              (a second header line `// within: <N>` may allow N lines, with a reason:
+#              a user reads the top of a diagnostic, so loom's message must be there);
 #   MODE=ok:   asserts the build SUCCEEDS (control variant, compiled with
 #              -DLOOM_COMPILE_FAIL_CONTROL).
 cmake_minimum_required(VERSION 3.20)
@@ -102,4 +105,28 @@ if(NOT _output MATCHES "${_regex}")
     "does not match the expected regex\n  ${_regex}\n--- build output ---\n${_output}")
 endif()
 
-message(STATUS "compile_fail: ${LOOM_TARGET} failed to compile as expected (matched: ${_regex})")
+# The line of the first match: the output before the match, counted in newlines. The limit is
+# 10 lines unless the source's second line says `// within: <N>`.
+set(_within 10)
+file(STRINGS "${LOOM_SOURCE}" _head LIMIT_COUNT 2)
+list(LENGTH _head _head_lines)
+if(_head_lines GREATER 1)
+  list(GET _head 1 _second)
+  if(_second MATCHES "^[ \t]*//[ \t]*within:[ \t]*([0-9]+)")
+    set(_within "${CMAKE_MATCH_1}")
+  endif()
+endif()
+string(REGEX MATCH "${_regex}" _match "${_output}")
+string(FIND "${_output}" "${_match}" _at)
+string(SUBSTRING "${_output}" 0 ${_at} _before)
+string(REGEX REPLACE "[^\n]" "" _newlines "${_before}")
+string(LENGTH "${_newlines}" _line)
+math(EXPR _line "${_line} + 1")
+if(_line GREATER _within)
+  message(FATAL_ERROR
+    "compile_fail: '${LOOM_SOURCE}': the expected message is on line ${_line} of the compiler output, "
+    "past the first ${_within} (put the check where the user's call is instantiated)\n"
+    "--- build output ---\n${_output}")
+endif()
+
+message(STATUS "compile_fail: ${LOOM_TARGET} failed to compile as expected (matched on line ${_line}: ${_regex})")

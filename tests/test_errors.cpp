@@ -266,3 +266,70 @@ TEST_CASE("errors: zero-extent outputs are no-ops and do not throw", "[errors][e
   // A zero-extent tensor's data() is still usable, and the input is untouched.
   CHECK(std::all_of(A.begin(), A.end(), [](float f) { return f == 0.f; }));
 }
+
+TEST_CASE("errors: sizes and spans that overflow 64 bits, negative extents and null views", "[errors][overflow]") {
+  // An element count past 64 bits: shape_error naming the tensor, before any allocation.
+  std::string msg = message_of<loom::shape_error>([] { loom::Tensor<float, 2> t("huge", index_t(1) << 40, index_t(1) << 30); });
+  check_contains(msg, {"'huge'", "1099511627776 x 1073741824", "overflows 64 bits"});
+  msg = message_of<loom::shape_error>([] { loom::Tensor<float, 3>(index_t(1) << 21, index_t(1) << 21, index_t(1) << 21); });
+  check_contains(msg, {"tensor 't", "overflows 64 bits"});
+  // Its bytes past 64 bits (2^62 floats): also shape_error, not a wrapped, too small allocation.
+  msg = message_of<loom::shape_error>([] { loom::Tensor<float, 1> t("bytes", index_t(1) << 62); });
+  check_contains(msg, {"'bytes'", "overflows 64 bits"});
+  msg = message_of<loom::shape_error>([] { loom::Tensor<double, 2> t({3, -4}, "neg"); });
+  check_contains(msg, {"'neg'", "dimension 1", "negative extent -4"});
+  msg = message_of<loom::shape_error>([] { loom::Tensor<double, 2> t("neg2", -1, 4); });
+  check_contains(msg, {"'neg2'", "dimension 0", "negative extent -1"});
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LOOM_TEST_ASAN 1
+#endif
+#endif
+#if !defined(__SANITIZE_ADDRESS__) && !defined(LOOM_TEST_ASAN)
+  // A size that fits 64 bits but no address space (2^46 floats = 256 TiB): std::bad_alloc.
+  // (Not under ASan, whose allocator aborts on such a request instead of throwing.)
+  CHECK_THROWS_AS((loom::Tensor<float, 1>("too_big", index_t(1) << 46)), std::bad_alloc);
+#endif
+
+  std::vector<float> buf(64, 1.f);
+  loom::Tensor<float, 2> out("out", 4, 4);
+  // Strides whose span overflows: shape_error at the view, so no run can write through it.
+  msg = message_of<loom::shape_error>([&] {
+    (void)loom::view(buf.data(), loom::shape(4, 4), loom::strides(std::numeric_limits<index_t>::max() / 2, 1), "wide");
+  });
+  check_contains(msg, {"'wide'", "4 x 4", "overflows 64 bits"});
+  msg = message_of<loom::shape_error>([&] {
+    (void)loom::view(buf.data() + 63, loom::shape(3, 4), loom::strides(std::numeric_limits<index_t>::min() / 2, 1), "down");
+  });
+  check_contains(msg, {"'down'", "overflows 64 bits"});
+  // Spans within 64 elements but past 64 bits in bytes.
+  msg = message_of<loom::shape_error>([&] {
+    (void)loom::view(buf.data(), loom::shape(2, 2), loom::strides(index_t(1) << 62, 1), "bytes");
+  });
+  check_contains(msg, {"'bytes'", "overflows 64 bits"});
+  // Negative strides within range are fine (a reversed view).
+  const auto rev = loom::view(buf.data() + 15, loom::shape(4, 4), loom::strides(-4, -1), "rev");
+  loom::run(out(i, j) = rev(i, j) * 2.f);
+  CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == 2.f; }));
+  // strided() with a step whose stride product overflows keeps one element of that dimension,
+  // whose stride is never used: a valid view, no error.
+  const auto tall = loom::view(buf.data(), loom::shape(3, 4), loom::strides(index_t(1) << 40, 1), "tall");
+  const auto one_row = tall.strided({index_t(1) << 30, 2});
+  CHECK(one_row.extent(0) == 1);
+  CHECK(one_row.extent(1) == 2);
+  // A null pointer with a non-empty shape: shape_error naming the view; with an empty one, fine.
+  msg = message_of<loom::shape_error>([] { (void)loom::view(static_cast<float*>(nullptr), loom::shape(4, 4), "null"); });
+  check_contains(msg, {"'null'", "null data pointer"});
+  msg = message_of<loom::shape_error>([] {
+    (void)loom::view(static_cast<const double*>(nullptr), loom::shape(2), loom::strides(1), "null1");
+  });
+  check_contains(msg, {"'null1'", "null data pointer"});
+  const auto empty = loom::view(static_cast<float*>(nullptr), loom::shape(0, 4), "empty");
+  loom::Tensor<float, 2> none("none", 0, 4);
+  loom::run(none(i, j) = empty(i, j) + 1.f);
+  CHECK(empty.size() == 0);
+  msg = message_of<loom::shape_error>([&] { (void)loom::view(buf.data(), loom::shape(-2, 4), "negview"); });
+  check_contains(msg, {"'negview'", "negative extent -2"});
+  // Nothing was written to the output by any of the failed attempts above (they never reached a run).
+  CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == 2.f; }));
+}

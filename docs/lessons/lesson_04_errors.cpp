@@ -2,7 +2,10 @@
 //
 // Everything that needs run-time extents is checked once per run, before any loop runs, so a
 // failed run writes nothing. Index ranges come from bounds inference over the affine indices.
-// Schedules are checked by the compiler: an illegal one does not build (see tests/compile_fail).
+// Shapes are checked where tensors and views are made: a negative extent, a size or a strided
+// span past 64 bits, or a null pointer with a non-empty shape is a shape_error naming the tensor.
+// Schedules are checked by the compiler: an illegal one does not build, and its message is the
+// first error at the call of run (see tests/compile_fail).
 #include <loom/loom.hpp>
 
 #include <cstdio>
@@ -53,6 +56,21 @@ int main() {
   // Zero extents are valid: nothing runs.
   Tensor<float, 1> empty_in("empty_in", 0), empty_out("empty_out", 0);
   run(empty_out(i) = empty_in(i) * 2.f);
+
+  // Bad shapes fail where the tensor or view is made, before any allocation or run.
+  try {
+    Tensor<float, 2> huge("huge", index_t(1) << 40, index_t(1) << 30);  // 2^70 elements
+    lesson::expect_near(0, 1, 0, "shape_error expected");
+  } catch (const shape_error& e) {
+    std::printf("caught: %s\n", e.what());
+  }
+  try {
+    float* nothing = nullptr;
+    auto v = view(nothing, shape(4, 4), "v");
+    lesson::expect_near(0, 1, v.size(), "shape_error expected");
+  } catch (const shape_error& e) {
+    std::printf("caught: %s\n", e.what());
+  }
 
   // Every loom error derives from loom::error.
   try {

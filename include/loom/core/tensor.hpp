@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -32,6 +34,62 @@ template <class... I>
 constexpr shape_t<sizeof...(I)> shape(I... e) { return {static_cast<index_t>(e)...}; }
 template <class... I>
 constexpr strides_t<sizeof...(I)> strides(I... s) { return {static_cast<index_t>(s)...}; }
+
+namespace detail {
+/// Throws shape_error naming the tensor if an extent is negative: before any allocation or view.
+template <std::size_t R>
+void check_extents(const shape_t<R>& e, std::string_view name) {
+  for (std::size_t d = 0; d < R; ++d)
+    if (e[d] < 0) throw shape_error(cat("loom: tensor '", name, "': dimension ", d, " has negative extent ", e[d]));
+}
+
+/// The extents as "A x B x C", for messages.
+template <std::size_t R>
+std::string extents_text(const shape_t<R>& e) {
+  std::string s;
+  for (std::size_t d = 0; d < R; ++d) s += cat(d == 0 ? "" : " x ", e[d]);
+  return s;
+}
+
+/// The bytes an owning tensor of these (non-negative) extents needs; shape_error if its element
+/// count or its bytes overflow 64 bits (a wrapped count would allocate too little).
+template <std::size_t R>
+std::size_t checked_bytes(const shape_t<R>& e, std::size_t elem, std::string_view name) {
+  index_t n = 1;
+  bool over = false;
+  for (std::size_t d = 0; d < R; ++d) over = over || __builtin_mul_overflow(n, e[d], &n);
+  std::size_t bytes = 0;
+  over = over || __builtin_mul_overflow(static_cast<std::size_t>(n), elem, &bytes);
+  if (over)
+    throw shape_error(cat("loom: tensor '", name, "' of extents ", extents_text(e), ": its size overflows 64 bits"));
+  return bytes;
+}
+
+/// Whether a non-empty view's reach, data + [lo, hi] elements over every index, is addressable:
+/// a non-null pointer, and (e - 1) * stride summed over dimensions (and its bytes) within 64 bits.
+template <std::size_t R>
+LOOM_INLINE bool view_fits(const void* data, const shape_t<R>& e, const strides_t<R>& s, index_t elem) {
+  index_t lo = 0, hi = 0, reach = 0;
+  bool over = false;
+  for (std::size_t d = 0; d < R; ++d) {
+    if (e[d] == 0) return true;  // empty: never read or written
+    over |= __builtin_mul_overflow(e[d] - 1, s[d], &reach);
+    over |= reach < 0 ? __builtin_add_overflow(lo, reach, &lo) : __builtin_add_overflow(hi, reach, &hi);
+  }
+  over |= __builtin_mul_overflow(lo, elem, &lo);
+  over |= __builtin_add_overflow(hi, 1, &hi) || __builtin_mul_overflow(hi, elem, &hi);
+  return data != nullptr && !over;
+}
+
+/// The error for a view that view_fits rejects, out of line and cold.
+template <std::size_t R>
+[[noreturn]] LOOM_COLD void view_error(const void* data, const shape_t<R>& e, const strides_t<R>& s, std::string_view name) {
+  if (data == nullptr)
+    throw shape_error(cat("loom: view '", name, "' of extents ", extents_text(e), " has a null data pointer"));
+  throw shape_error(cat("loom: view '", name, "' of extents ", extents_text(e), " and strides ", extents_text(s),
+                        ": the span it reaches overflows 64 bits"));
+}
+}  // namespace detail
 
 template <std::size_t R>
 constexpr strides_t<R> row_major_strides(const shape_t<R>& e) {
@@ -66,6 +124,8 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
   // then reads the strides back through memory (16^3: 97 instead of 75 ns).
   LOOM_INLINE TensorView(T* data, const Ext& ext, const strides_t<Rank>& str, std::string_view name = "view")
       : data_(data), ext_(ext), stride_(str), name_(name) {
+    if (!detail::view_fits<Rank>(data, ext.values(), str, index_t(sizeof(T))))
+      detail::view_error<Rank>(data, ext.values(), str, name);
     if constexpr (unit_last) {
       if (str[Rank - 1] != 1)
         throw shape_error(detail::cat("loom: a layout_right view of '", name, "' needs stride 1 in its last dimension, not ", str[Rank - 1]));
@@ -122,8 +182,9 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
 
   /// Element access by integers (no bounds check, like operator[] of std containers).
   template <class... I>
-    requires(sizeof...(I) == Rank && Rank > 0 && (std::is_integral_v<I> && ...))
+    requires(sizeof...(I) > 0 && (std::is_integral_v<I> && ...))
   T& operator()(I... idx) const {
+    static_assert(sizeof...(I) == Rank, "loom: a tensor is indexed with one integer per dimension: the count differs from its rank");
     return data_[offset(std::array<index_t, Rank>{static_cast<index_t>(idx)...})];
   }
   using indexable<TensorView, Rank>::operator();
@@ -150,8 +211,12 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
   /// (Rows of a row-major view stay rows: the block keeps the layout.)
   TensorView<T, Rank, dims<Rank>, Layout> block(const shape_t<Rank>& first, const shape_t<Rank>& count) const {
     for (std::size_t d = 0; d < Rank; ++d)
-      if (first[d] < 0 || count[d] < 0 || first[d] + count[d] > ext_.extent(d))
-        throw bounds_error(detail::cat("loom: block of '", name_.str(), "' dimension ", d, ": [", first[d], ", ", first[d] + count[d], ") is outside extent ", ext_.extent(d)));
+      if (first[d] < 0 || count[d] < 0 || first[d] > ext_.extent(d) || count[d] > ext_.extent(d) - first[d]) {
+        index_t end = 0;  // first + count, unless that overflows (then it is only named)
+        if (__builtin_add_overflow(first[d], count[d], &end))
+          throw bounds_error(detail::cat("loom: block of '", name_.str(), "' dimension ", d, ": first ", first[d], " and count ", count[d], " are outside extent ", ext_.extent(d)));
+        throw bounds_error(detail::cat("loom: block of '", name_.str(), "' dimension ", d, ": [", first[d], ", ", end, ") is outside extent ", ext_.extent(d)));
+      }
     bool empty = std::any_of(count.begin(), count.end(), [](index_t c) { return c == 0; });
     return TensorView<T, Rank, dims<Rank>, Layout>(empty ? data_ : data_ + offset(first), dims<Rank>(count), stride_, name_);
   }
@@ -161,8 +226,10 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
     strides_t<Rank> s{};
     for (std::size_t d = 0; d < Rank; ++d) {
       if (step[d] < 1) throw shape_error(detail::cat("loom: strided view of '", name_.str(), "': step must be >= 1"));
-      e[d] = (ext_.extent(d) + step[d] - 1) / step[d];
-      s[d] = stride_[d] * step[d];
+      e[d] = ext_.extent(d) == 0 ? 0 : (ext_.extent(d) - 1) / step[d] + 1;  // no overflow for any step
+      // A product that overflows only matters for a dimension with two or more elements: the
+      // view's constructor rejects those; a single element's stride is never used.
+      if (__builtin_mul_overflow(stride_[d], step[d], &s[d])) s[d] = e[d] > 1 ? std::numeric_limits<index_t>::max() : 0;
     }
     return TensorView<T, Rank>(data_, dims<Rank>(e), s, name_);
   }
@@ -189,12 +256,16 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
 /// Always inlined, as the constructors are: returned from a call, a view comes back through
 /// memory, and reading it stalls on the narrower stores that wrote it (a 16^3 GEMM that makes its
 /// views per call spent ~10 % of its time in an out-of-line loom::view).
+/// Throws loom::shape_error naming the view, before anything runs, for a negative extent, a null
+/// pointer with a non-empty shape, or strides whose reach overflows 64 bits.
 template <class T, std::size_t R>
 LOOM_INLINE TensorView<T, R> view(T* data, const shape_t<R>& e, const strides_t<R>& s, std::string_view name = "view") {
+  detail::check_extents<R>(e, name);
   return TensorView<T, R>(data, dims<R>(e), s, name);
 }
 template <class T, std::size_t R>
 LOOM_INLINE TensorView<T, R, dims<R>, layout_right> view(T* data, const shape_t<R>& e, std::string_view name = "view") {
+  detail::check_extents<R>(e, name);
   return TensorView<T, R, dims<R>, layout_right>(data, dims<R>(e), name);
 }
 
@@ -215,17 +286,19 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
 
   Tensor() requires(Ext::rank_dynamic == 0) : Tensor(Ext{}, tensor_name()) {}
 
+  /// Throws loom::shape_error naming the tensor for a negative extent or a size that overflows
+  /// 64 bits, and std::bad_alloc when the memory cannot be had.
   template <class... I>
     requires((sizeof...(I) == Rank || sizeof...(I) == Ext::rank_dynamic) && sizeof...(I) > 0 &&
              (std::is_integral_v<I> && ...))
-  explicit Tensor(I... e) : Tensor(Ext(e...), tensor_name()) {}
+  explicit Tensor(I... e) : Tensor(checked_ext(tensor_name(), e...)) {}
 
   template <class... I>
     requires((sizeof...(I) == Rank || sizeof...(I) == Ext::rank_dynamic) && (std::is_integral_v<I> && ...))
-  explicit Tensor(std::string_view name, I... e) : Tensor(Ext(e...), tensor_name(name)) {}
+  explicit Tensor(std::string_view name, I... e) : Tensor(checked_ext(tensor_name(name), e...)) {}
 
   explicit Tensor(const shape_t<Rank>& e, std::string_view name = {})
-      : Tensor(Ext(e), name.empty() ? tensor_name() : tensor_name(name)) {}
+      : Tensor(checked_ext(name.empty() ? tensor_name() : tensor_name(name), e)) {}
 
   Tensor(const Tensor& o) : Tensor(o.view_.extents(), o.view_.name_tag()) {
     if (o.size() > 0) std::memcpy(data(), o.data(), sizeof(T) * static_cast<std::size_t>(o.size()));
@@ -262,12 +335,12 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
   const_view_type as_view() const { return view_; }
 
   template <class... I>
-    requires(sizeof...(I) == Rank && Rank > 0 && (std::is_integral_v<I> && ...))
+    requires(sizeof...(I) > 0 && (std::is_integral_v<I> && ...))
   T& operator()(I... idx) {
     return view_(idx...);
   }
   template <class... I>
-    requires(sizeof...(I) == Rank && Rank > 0 && (std::is_integral_v<I> && ...))
+    requires(sizeof...(I) > 0 && (std::is_integral_v<I> && ...))
   const T& operator()(I... idx) const {
     return view_(idx...);
   }
@@ -285,11 +358,27 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
   const T* end() const { return data() + size(); }
 
  private:
+  /// The extents, checked (negative values, then an overflowing size) before anything is allocated.
+  template <class... I>
+    requires(std::is_integral_v<I> && ...)
+  static std::pair<Ext, tensor_name> checked_ext(tensor_name name, I... e) {
+    const std::array<index_t, sizeof...(I)> raw{static_cast<index_t>(e)...};
+    return checked_ext(name, raw);
+  }
+  template <std::size_t N>
+  static std::pair<Ext, tensor_name> checked_ext(tensor_name name, const std::array<index_t, N>& raw) {
+    detail::check_extents<N>(raw, name.view());
+    Ext ext(raw);
+    detail::checked_bytes<Rank>(ext.values(), sizeof(T), name.view());
+    return {ext, name};
+  }
+  explicit Tensor(const std::pair<Ext, tensor_name>& checked) : Tensor(checked.first, checked.second) {}
+
   Tensor(const Ext& ext, tensor_name name) {
-    const auto n = static_cast<std::size_t>(ext.size());
     // At least one element so data() is never null (a rank-0 tensor holds one value).
-    void* p = ::operator new(sizeof(T) * std::max<std::size_t>(n, 1), std::align_val_t{64});
-    std::memset(p, 0, sizeof(T) * std::max<std::size_t>(n, 1));
+    const std::size_t bytes = std::max(detail::checked_bytes<Rank>(ext.values(), sizeof(T), name.view()), sizeof(T));
+    void* p = ::operator new(bytes, std::align_val_t{64});
+    std::memset(p, 0, bytes);
     storage_.reset(p);
     view_ = view_type(static_cast<T*>(p), ext, name);
   }

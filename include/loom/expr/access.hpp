@@ -259,22 +259,24 @@ inline constexpr bool is_access = false;
 template <class V, class... I>
 inline constexpr bool is_access<access<V, I...>> = true;
 
-/// Gives a tensor or view `operator()(index expressions...)`, which builds an access.
+/// Gives a tensor or view `operator()(index expressions...)`, which builds an access. The count
+/// is checked inside, not in the constraint, so a wrong count is one loom message rather than a
+/// list of overload candidates.
 template <class Derived, std::size_t Rank>
 struct indexable {
   template <class... I>
-    requires(sizeof...(I) == Rank && ((IndexExpr<I> || Integer<I>) && ...) &&
-             (sizeof...(I) == 0 || (IndexExpr<I> || ...)))
+    requires(((IndexExpr<I> || Integer<I>) && ...) && (sizeof...(I) == 0 || (IndexExpr<I> || ...)))
   auto operator()(const I&... i) {
+    static_assert(sizeof...(I) == Rank, "loom: an access needs one index per tensor dimension: the count differs from the tensor's rank");
     auto v = static_cast<Derived&>(*this).as_view();
-    return access<decltype(v), decltype(as_index(i))...>(v, as_index(i)...);
+    if constexpr (sizeof...(I) == Rank) return access<decltype(v), decltype(as_index(i))...>(v, as_index(i)...);
   }
   template <class... I>
-    requires(sizeof...(I) == Rank && ((IndexExpr<I> || Integer<I>) && ...) &&
-             (sizeof...(I) == 0 || (IndexExpr<I> || ...)))
+    requires(((IndexExpr<I> || Integer<I>) && ...) && (sizeof...(I) == 0 || (IndexExpr<I> || ...)))
   auto operator()(const I&... i) const {
+    static_assert(sizeof...(I) == Rank, "loom: an access needs one index per tensor dimension: the count differs from the tensor's rank");
     auto v = static_cast<const Derived&>(*this).as_view();
-    return access<decltype(v), decltype(as_index(i))...>(v, as_index(i)...);
+    if constexpr (sizeof...(I) == Rank) return access<decltype(v), decltype(as_index(i))...>(v, as_index(i)...);
   }
 };
 

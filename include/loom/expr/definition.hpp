@@ -36,6 +36,15 @@ template <class L>
 struct lhs_plain;
 template <class V, class... I>
 struct lhs_plain<access<V, I...>> : std::bool_constant<(is_var<I> && ...)> {};
+/// The first type of list L that is (In) or is not (!In) in list M; void if none.
+template <class L, class M, bool In>
+struct first_where {
+  using type = void;
+};
+template <class V, class... R, class M, bool In>
+struct first_where<meta::list<V, R...>, M, In> {
+  using type = std::conditional_t<meta::contains<M, V> == In, V, typename first_where<meta::list<R...>, M, In>::type>;
+};
 }  // namespace detail
 
 template <class Lhs, class Rhs, class Mode>
@@ -62,31 +71,23 @@ struct definition {
   using vars = meta::concat<pure_vars, reduction_vars>;
   /// The loops of the default nest: pure variables then the scheduled reduction's.
   using loop_vars = meta::concat<pure_vars, scheduled_rvars>;
+  // At class level, not in a function: the message is then a few lines from the user's line.
+  // The note under each names the variable (is_void_v<var<'k'>>).
+  static_assert(std::is_void_v<typename detail::first_where<reduction_vars, pure_vars, true>::type>,
+                "loom: a reduction variable also indexes the output; reduce over a variable of its own");
+  static_assert(std::is_void_v<typename detail::first_where<typename Rhs::vars, vars, false>::type>,
+                "loom: a variable on the right side neither indexes the output nor is bound by a reduction "
+                "(the note below names it)");
 
   Lhs lhs;
   Rhs rhs;
 
-  definition(const Lhs& l, const Rhs& r) : lhs(l), rhs(r) {
-    check_vars();
-  }
+  definition(const Lhs& l, const Rhs& r) : lhs(l), rhs(r) {}
 
   void print(std::ostream& os) const {
     lhs.print(os);
     os << " " << Mode::sym << " ";
     rhs.print(os);
-  }
-
- private:
-  static constexpr void check_vars() {
-    meta::for_each_type<reduction_vars>([]<class V>(V*) {
-      static_assert(!meta::contains<pure_vars, V>,
-                    "loom: a reduction variable also indexes the output; reduce over a variable of its own");
-    });
-    meta::for_each_type<typename Rhs::vars>([]<class V>(V*) {
-      static_assert(meta::contains<vars, V>,
-                    "loom: a variable on the right side neither indexes the output nor is bound by a reduction "
-                    "(see the variable named in the instantiation above)");
-    });
   }
 };
 

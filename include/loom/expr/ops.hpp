@@ -32,13 +32,16 @@ struct div { static constexpr const char* sym = "/";
       return a / xsimd::select(b == T(E(0)), T(E(1)), b);
     }
   } };
-// Binary functions (printed as calls).
+// Binary functions (printed as calls). min/max return a unless b is strictly smaller/larger, so a
+// NaN b is skipped and a NaN a kept, in scalar and vector code alike: x86's minps/maxps return
+// their second operand unless the first wins, hence (b, a). maximum/minimum reductions fold from
+// the identity with them, so they skip NaN elements whatever the schedule.
 struct min { static constexpr const char* fn = "min";
   template <class T> static LOOM_INLINE T apply(const T& a, const T& b) {
-    if constexpr (std::is_arithmetic_v<T>) return b < a ? b : a; else return xsimd::min(a, b); } };
+    if constexpr (std::is_arithmetic_v<T>) return b < a ? b : a; else return xsimd::min(b, a); } };
 struct max { static constexpr const char* fn = "max";
   template <class T> static LOOM_INLINE T apply(const T& a, const T& b) {
-    if constexpr (std::is_arithmetic_v<T>) return a < b ? b : a; else return xsimd::max(a, b); } };
+    if constexpr (std::is_arithmetic_v<T>) return a < b ? b : a; else return xsimd::max(b, a); } };
 
 // Comparisons.
 struct lt { static constexpr const char* sym = "<";  template <class T> static LOOM_INLINE auto apply(const T& a, const T& b) { return a < b; } };

@@ -2,9 +2,11 @@
 // loom/lower/plan.hpp — a definition and a schedule become a checked plan: the loop nest after
 // every directive, each split's tail strategy made concrete, and where the reduction's
 // accumulators live. Everything here is compile time; a schedule that cannot be emitted
-// correctly stops the build with a static_assert that names the fix.
+// correctly has a `problem` (schedule/nest.hpp's schedule_problem), which loom::run turns into
+// a static_assert that names the fix.
 #pragma once
 #include "../expr/definition.hpp"
+#include "../expr/ops.hpp"
 #include "../schedule/nest.hpp"
 
 namespace loom {
@@ -16,12 +18,24 @@ enum class accumulation {
   into_output     // the output is the accumulator (reduction loops outside non-constant pure loops)
 };
 
+namespace detail {
+/// Whether an expression holds a cast between types of different sizes, which vector lanes cannot
+/// do (the lanes of a batch of float and of double differ in number).
+template <class E>
+inline constexpr bool has_resizing_cast = false;
+template <template <class...> class Node, class... A>
+inline constexpr bool has_resizing_cast<Node<A...>> = (has_resizing_cast<A> || ...);
+template <class To, class A>
+inline constexpr bool has_resizing_cast<cast_node<To, A>> = sizeof(To) != sizeof(value_t<A>) || has_resizing_cast<A>;
+}  // namespace detail
+
 template <class Def, class Sched>
 struct plan {
   using def = Def;
   using schedule_type = Sched;
   using T = typename Def::value_type;
-  using built = typename sched::apply_all<typename sched::initial<typename Def::loop_vars>::type, Sched, T>::type;
+  using applied = sched::apply_all<typename sched::initial<typename Def::loop_vars>::type, Sched, T>;
+  using built = typename applied::type;
   using loops = typename built::loops;
   using raw_splits = typename built::splits;
   using loop_ids = sched::ids<loops>;
@@ -58,7 +72,6 @@ struct plan {
   using large_loop = typename large_blocking::first::loop;
   static constexpr index_t large_blocks_factor = large_blocking::first::factor;
   static constexpr index_t large_blocks_min_bytes = large_blocking::first::min_bytes;
-  static_assert(large_blocking::all::size <= 1, "loom::large_blocks: the schedule names large_blocks twice (one split per schedule)");
 
   template <std::size_t P>
   using loop_at = meta::at<loops, P>;
@@ -101,12 +114,6 @@ struct plan {
   static constexpr std::size_t red_pos = first_if([](auto p) { return is_red_at<p>; });
 
   // ---- checks that need the whole nest ----
-  static_assert(count_if([](auto p) { return !is_pure_at<p> && !is_red_at<p>; }) == 0,
-                "loom::fuse: cannot fuse a pure loop with a reduction loop");
-  static_assert(count_if([](auto p) { return loop_at<p>::kind == loop_kind::vectorized; }) <= 1,
-                "loom::vectorize: only one loop can be vectorized");
-  static_assert(count_if([](auto p) { return loop_at<p>::kind == loop_kind::parallel; }) <= 1,
-                "loom::parallel: only one loop can be parallel (fuse<> two loops to parallelize both)");
   /// A deterministic parallel reduction: the outermost loop is outer<k> of a reduction variable
   /// k split by F. Each chunk of F values of k reduces into its own partial result; partials are
   /// combined in chunk order, so the result does not depend on the thread count.
@@ -124,14 +131,6 @@ struct plan {
     if constexpr (parallelized) return is_pure_at<par_pos>;  // (guarded: N may be 0)
     else return true;
   }();
-  static_assert(chunked_reduction || parallel_loop_is_pure,
-                "loom::parallel<V>: V iterates a reduction variable, and threads would race on the accumulator. For a "
-                "deterministic parallel reduction split it (split<k, F>), make outer<k> the outermost loop and "
-                "parallelize outer<k>; or parallelize a loop over the output's variables");
-  static_assert(!parallelized || !vectorized || par_pos < vec_pos,
-                "loom::parallel<V>: a parallel loop cannot be inside the vectorized loop");
-  static_assert(!parallelized || chunked_reduction || par_pos < red_pos,
-                "loom::parallel<V>: the parallel loop must be outside the reduction's loops (reorder it outwards)");
 
   using lane = std::conditional_t<vectorized, meta::at<sched::roots_t<typename meta::at<meta::concat<loops, meta::list<loop_desc<void>>>, vec_pos>::id>, 0>, void>;
   static constexpr bool lane_is_reduction = vectorized && meta::contains<rvars, lane>;
@@ -150,7 +149,6 @@ struct plan {
   static constexpr bool order_ok = []<class... S>(meta::list<S...>*) {
     return ((pos_of_descendant<outer_loop<typename S::parent>> < pos_of_descendant<inner_loop<typename S::parent>>) && ...);
   }(static_cast<raw_splits*>(nullptr));
-  static_assert(order_ok, "loom::reorder: an outer<V> loop must stay outside every loop of its inner<V>");
 
   // ---- large_blocks: a block length chosen per run ----
   static constexpr bool has_large_blocks = !std::is_void_v<large_loop>;
@@ -158,17 +156,10 @@ struct plan {
     if constexpr (has_large_blocks && vectorized) return std::is_same_v<typename sched::inner_parent<typename loop_at<vec_pos>::id>::type, large_loop>;
     else return false;
   }();
-  static_assert(!large_blocks_on_lanes,
-                "loom::large_blocks<V, F>: inner<V> is the vector lanes, whose count is fixed at compile time; put "
-                "large_blocks on a split outside the lanes (split<V, F0>, vectorize<inner<V>>, large_blocks<V, F>)");
   static constexpr bool large_blocks_pure = [] {
     if constexpr (has_large_blocks) return sched::all_roots_in<large_loop, pure>;
     else return true;
   }();
-  static_assert(large_blocks_pure,
-                "loom::large_blocks<V, F>: V iterates a reduction variable, whose blocks must not change from run to "
-                "run (a reduction's order, and a deterministic parallel reduction's chunks, follow them); use it on "
-                "a loop over the output's variables");
 
   // ---- where the reduction accumulates ----
   /// A loop's trip count when the compiler knows it (0 if not): inner<P> runs at most P's factor;
@@ -187,19 +178,11 @@ struct plan {
   static constexpr index_t const_trip = const_trip_of<Y>::value;
   template <std::size_t P>
   static constexpr bool static_trip = const_trip<typename loop_at<P>::id> > 0;
-  static_assert(count_if([](auto p) { return loop_at<p>::kind == loop_kind::unrolled && !static_trip<p>; }) == 0,
-                "loom::large_blocks<V, F>: a loop inside inner<V> is unrolled, which needs a trip count fixed at compile "
-                "time, and large_blocks makes inner<V>'s block length a run-time choice; unroll a loop split off "
-                "inside it by a constant (split<inner<V>, U>, unroll<inner<inner<V>>>) or drop large_blocks");
   static constexpr bool region_pure_static =
       count_if([](auto p) { return p >= red_pos && is_pure_at<p> && !static_trip<p>; }) == 0;
   static constexpr accumulation acc_kind =
       red_pos == N ? accumulation::none : region_pure_static ? accumulation::registers : accumulation::into_output;
   static constexpr bool rhs_is_bare_reduction = is_reduce<typename Def::rhs_type>;
-  static_assert(chunked_reduction || acc_kind != accumulation::into_output || rhs_is_bare_reduction,
-                "loom: this schedule puts a reduction loop outside a pure loop of non-constant trip count, which "
-                "makes the output the accumulator; that needs the right side to be the reduction alone. Move the "
-                "reduction loops inwards, or split/unroll/vectorize the pure loops inside them");
   static constexpr bool into_output_ok = [] {
     if constexpr (acc_kind == accumulation::into_output && rhs_is_bare_reduction) {
       return std::is_same_v<typename Def::mode, assign_set> || std::is_same_v<typename Def::rhs_type::op_type, red::sum>;
@@ -207,7 +190,6 @@ struct plan {
       return true;
     }
   }();
-  static_assert(chunked_reduction || into_output_ok, "loom: `out += maximum/minimum/product(...)` cannot use the output as accumulator; move the reduction loops inwards");
 
   /// A loop inside the reduction that gets its own accumulators: constant-trip pure loops, and
   /// unrolled reduction loops (separate partial results break the dependency chain).
@@ -233,9 +215,6 @@ struct plan {
   static constexpr index_t block_size = red_block * pure_block;
   template <std::size_t P>
   static constexpr index_t block_stride = !block_loop<P> ? 0 : is_pure_at<P> ? block_strides<true>[P] * red_block : block_strides<false>[P];
-  static_assert(block_size <= 64,
-                "loom: the reduction's accumulator block (constant-trip loops inside the reduction) exceeds 64 "
-                "registers; use smaller split/unroll factors inside the reduction loops");
 
   // ---- directives that change the leaf, not the loops: stream_stores, prefetch, interleave ----
   template <class D>
@@ -246,12 +225,6 @@ struct plan {
   /// The output is written with non-temporal stores when a run touches at least stream_min_bytes.
   static constexpr bool streams = streaming::all::size > 0;
   static constexpr index_t stream_min_bytes = streaming::first::min_bytes;
-  static_assert(streaming::all::size <= 1, "loom::stream_stores: the schedule names stream_stores twice");
-  static_assert(!streams || (acc_kind == accumulation::none && std::is_same_v<typename Def::mode, assign_set>),
-                "loom::stream_stores: only for `out(...) = e` without reductions (an output that is read, by `+=` "
-                "or as a reduction's accumulator, is better kept in cache); remove stream_stores");
-  static_assert(!streams || vectorized,
-                "loom::stream_stores: streaming stores write whole vectors; vectorize the output's unit-stride loop");
 
   template <class D>
   struct is_prefetch_directive : std::false_type {};
@@ -268,9 +241,6 @@ struct plan {
   using prefetch_var = typename prefetching::first::variable;
   static constexpr index_t prefetch_distance = prefetching::first::distance;
   static constexpr index_t prefetch_min_bytes = prefetching::first::min_bytes;
-  static_assert(prefetching::all::size <= 1, "loom::prefetch: the schedule names prefetch twice (one variable per schedule)");
-  static_assert(!prefetches || meta::contains<typename Def::vars, prefetch_var>,
-                "loom::prefetch<V, Distance>: V is not a variable of this definition (name a variable, not a loop)");
 
   template <class D>
   struct is_interleave_directive : std::false_type {};
@@ -281,7 +251,6 @@ struct plan {
   /// least interleave_min_bytes.
   static constexpr int interleave_parts = interleaving::first::parts;
   static constexpr index_t interleave_min_bytes = interleaving::first::min_bytes;
-  static_assert(interleaving::all::size <= 1, "loom::interleave: the schedule names interleave twice");
 
   // ---- tails ----
   template <class S>
@@ -295,10 +264,8 @@ struct plan {
                                         acc_kind != accumulation::into_output &&
                                         !(parallelized && par_pos >= outer_pos && par_pos < inner_pos);
     using Tail = typename S::tail_type;
-    static_assert(!std::is_same_v<Tail, tail::shift_inwards> || shift_legal,
-                  "loom: tail::shift_inwards is illegal here: it recomputes points, which is wrong for `+=`, for "
-                  "reduction variables, when the output is the accumulator, or across a parallel loop. Use tail::guard");
-    static_assert(!std::is_same_v<Tail, tail::masked> || is_vector, "loom: tail::masked applies to vectorized loops only");
+    static constexpr bool shift_ok = !std::is_same_v<Tail, tail::shift_inwards> || shift_legal;
+    static constexpr bool masked_ok = !std::is_same_v<Tail, tail::masked> || is_vector;
     static constexpr bool in_region = acc_kind == accumulation::registers && is_vector && inner_pos >= red_pos;
     using automatic = std::conditional_t<shift_legal, tail::shift_inwards, std::conditional_t<is_vector, tail::masked, tail::guard>>;
     using chosen = std::conditional_t<std::is_same_v<Tail, tail::automatic>, automatic, Tail>;
@@ -312,6 +279,39 @@ struct plan {
     using type = meta::list<typename resolve_tail<S>::type...>;
   };
   using splits = typename resolve_all<raw_splits>::type;
+
+  // ---- the first problem, in the order a reader meets the checks above ----
+  static constexpr schedule_problem problem = [] {
+    using P = schedule_problem;
+    constexpr auto tails_ok = [](auto member) {
+      return [&]<class... S>(meta::list<S...>*) { return (member(resolve_tail<S>{}) && ...); }(static_cast<raw_splits*>(nullptr));
+    };
+    if (applied::problem != P::none) return applied::problem;
+    if (large_blocking::all::size > 1) return P::large_blocks_twice;
+    if (count_if([](auto p) { return !is_pure_at<p> && !is_red_at<p>; }) != 0) return P::fuse_pure_with_reduction;
+    if (count_if([](auto p) { return loop_at<p>::kind == loop_kind::vectorized; }) > 1) return P::two_vectorized;
+    if (count_if([](auto p) { return loop_at<p>::kind == loop_kind::parallel; }) > 1) return P::two_parallel;
+    if (!chunked_reduction && !parallel_loop_is_pure) return P::parallel_reduction_variable;
+    if (parallelized && vectorized && par_pos >= vec_pos) return P::parallel_inside_vectorized;
+    if (parallelized && !chunked_reduction && par_pos >= red_pos) return P::parallel_inside_reduction;
+    if (!order_ok) return P::outer_inside_inner;
+    if (large_blocks_on_lanes) return P::large_blocks_on_lanes;
+    if (!large_blocks_pure) return P::large_blocks_reduction;
+    if (count_if([](auto p) { return loop_at<p>::kind == loop_kind::unrolled && !static_trip<p>; }) != 0) return P::large_blocks_unrolled;
+    if (!chunked_reduction && acc_kind == accumulation::into_output && !rhs_is_bare_reduction) return P::output_accumulator_needs_bare_reduction;
+    if (!chunked_reduction && !into_output_ok) return P::accumulate_extremum_into_output;
+    if (block_size > 64) return P::accumulator_block_too_large;
+    if (streaming::all::size > 1) return P::stream_stores_twice;
+    if (streams && !(acc_kind == accumulation::none && std::is_same_v<typename Def::mode, assign_set>)) return P::stream_stores_output_read;
+    if (streams && !vectorized) return P::stream_stores_not_vectorized;
+    if (prefetching::all::size > 1) return P::prefetch_twice;
+    if (prefetches && !meta::contains<typename Def::vars, prefetch_var>) return P::prefetch_unknown_variable;
+    if (interleaving::all::size > 1) return P::interleave_twice;
+    if (!tails_ok([](auto t) { return decltype(t)::shift_ok; })) return P::shift_inwards_illegal;
+    if (!tails_ok([](auto t) { return decltype(t)::masked_ok; })) return P::masked_tail_not_vectorized;
+    if (vectorized && detail::has_resizing_cast<typename Def::rhs_type>) return P::vectorized_cast_size;
+    return P::none;
+  }();
 };
 
 }  // namespace loom

@@ -14,6 +14,26 @@ namespace loom {
 
 enum class loop_kind { serial, unrolled, vectorized, parallel };
 
+/// The first reason a schedule cannot be emitted for a definition (none: it can). The schedule
+/// layer and lower/plan.hpp only compute it; loom::run and print_loop_nest turn it into one
+/// static_assert (run.hpp, detail::report_schedule) so that the message is the first error.
+enum class schedule_problem {
+  none,
+  not_a_schedule,
+  // a directive's own parameters, and applying the directives in order (this file)
+  interleave_parts, prefetch_distance, large_blocks_factor, min_bytes_negative, split_twice, unknown_loop,
+  split_factor, split_masked_tail, tile_same_loop, reorder_unknown_loop, reorder_twice, fuse_unknown_first,
+  fuse_unknown_second, fuse_not_adjacent, unroll_variable_trip, unroll_masked_tail, vector_width_unavailable,
+  vectorize_not_coordinate, parallel_unknown_loop, large_blocks_not_split,
+  // the whole nest (lower/plan.hpp)
+  large_blocks_twice, fuse_pure_with_reduction, two_vectorized, two_parallel, parallel_reduction_variable,
+  parallel_inside_vectorized, parallel_inside_reduction, outer_inside_inner, large_blocks_on_lanes,
+  large_blocks_reduction, large_blocks_unrolled, output_accumulator_needs_bare_reduction,
+  accumulate_extremum_into_output, accumulator_block_too_large, stream_stores_twice, stream_stores_output_read,
+  stream_stores_not_vectorized, prefetch_twice, prefetch_unknown_variable, interleave_twice, shift_inwards_illegal,
+  masked_tail_not_vectorized, vectorized_cast_size
+};
+
 template <class Id, loop_kind K = loop_kind::serial, index_t MinPoints = 0>
 struct loop_desc {
   using id = Id;
@@ -144,10 +164,12 @@ struct set_kind<Loops, L, K, G, true> {
   using type = meta::set_at<Loops, meta::index_of<ids<Loops>, L>, loop_desc<L, K, G>>;
 };
 
-template <class L>
-struct unknown_loop_error {
-  static constexpr bool value = false;
-};
+/// An apply<>'s problem, none for those that check nothing.
+template <class A>
+inline constexpr schedule_problem problem_of = [] {
+  if constexpr (requires { A::problem; }) return A::problem;
+  else return schedule_problem::none;
+}();
 
 // ---- split ----
 template <class N, class L, index_t F, class Tail, bool Ok>
@@ -165,10 +187,10 @@ template <class N, class L, index_t F, class Tail>
 struct do_split {
   static constexpr bool already = is_split<typename N::splits, L>;
   static constexpr bool present = meta::contains<ids<typename N::loops>, L>;
-  static_assert(!already, "loom::split/tile/unroll/vectorize: this loop was already split (split its outer<> or inner<> loop instead)");
-  static_assert(already || present || unknown_loop_error<L>::value,
-                "loom::split/tile/unroll/vectorize: the loop named is not a loop of this definition");
-  static_assert(F >= 1, "loom::split/tile/unroll: the factor must be at least 1");
+  static constexpr schedule_problem problem = already    ? schedule_problem::split_twice
+                                              : !present ? schedule_problem::unknown_loop
+                                              : F < 1    ? schedule_problem::split_factor
+                                                         : schedule_problem::none;
   using type = typename split_result<N, L, F, Tail, !already && present && F >= 1>::type;
 };
 
@@ -177,16 +199,22 @@ struct apply;
 
 template <class N, auto V, index_t F, class Tail, class T>
 struct apply<N, split<V, F, Tail>, T> {
-  static_assert(!std::is_same_v<Tail, tail::masked>, "loom::split: tail::masked applies to vectorized loops only (use vectorize<V, W, tail::masked>)");
-  using type = typename do_split<N, loop_t<V>, F, Tail>::type;
+  using split = do_split<N, loop_t<V>, F, Tail>;
+  static constexpr schedule_problem problem =
+      std::is_same_v<Tail, tail::masked> ? schedule_problem::split_masked_tail : split::problem;
+  using type = typename split::type;
 };
 
 template <class N, auto V1, auto V2, index_t F1, index_t F2, class Tail, class T>
 struct apply<N, tile<V1, V2, F1, F2, Tail>, T> {
   using L1 = loop_t<V1>;
   using L2 = loop_t<V2>;
-  static_assert(!std::is_same_v<L1, L2>, "loom::tile<V1, V2, ...>: V1 and V2 must be different loops");
-  using N2 = typename do_split<typename do_split<N, L1, F1, Tail>::type, L2, F2, Tail>::type;
+  using split1 = do_split<N, L1, F1, Tail>;
+  using split2 = do_split<typename split1::type, L2, F2, Tail>;
+  static constexpr schedule_problem problem = std::is_same_v<L1, L2>                       ? schedule_problem::tile_same_loop
+                                              : split1::problem != schedule_problem::none ? split1::problem
+                                                                                          : split2::problem;
+  using N2 = typename split2::type;
   using Loops = typename N2::loops;
   using O1 = outer_loop<L1>;
   using O2 = outer_loop<L2>;
@@ -218,10 +246,12 @@ struct apply<N, reorder<Vs...>, T> {
   using Loops = typename N::loops;
   using I = ids<Loops>;
   using named = meta::list<loop_t<Vs>...>;
-  static_assert(((meta::contains<I, loop_t<Vs>> || unknown_loop_error<loop_t<Vs>>::value) && ...),
-                "loom::reorder: names a loop that is not a loop of this definition (after the splits before it)");
-  static_assert(meta::unique<named>::size == named::size, "loom::reorder: names the same loop twice");
-  static constexpr bool ok = (meta::contains<I, loop_t<Vs>> && ...) && meta::unique<named>::size == named::size;
+  static constexpr bool known = (meta::contains<I, loop_t<Vs>> && ...);
+  static constexpr bool distinct = meta::unique<named>::size == named::size;
+  static constexpr schedule_problem problem = !known      ? schedule_problem::reorder_unknown_loop
+                                              : !distinct ? schedule_problem::reorder_twice
+                                                          : schedule_problem::none;
+  static constexpr bool ok = known && distinct;
   static constexpr auto perm = [] {
     std::array<std::size_t, Loops::size> out{};
     for (std::size_t q = 0; q < Loops::size; ++q) out[q] = q;
@@ -239,31 +269,40 @@ struct apply<N, reorder<Vs...>, T> {
                     typename N::splits>;
 };
 
+/// The nest with loops p1 and p2 = p1 + 1 fused (computed only when they are adjacent).
+template <class N, class L1, class L2, std::size_t P1, std::size_t P2, bool Adjacent>
+struct fuse_result {
+  using type = N;
+};
+template <class N, class L1, class L2, std::size_t P1, std::size_t P2>
+struct fuse_result<N, L1, L2, P1, P2, true> {
+  using type = nest<meta::replace_at<meta::remove<typename N::loops, meta::at<typename N::loops, P2>>, P1, loop_desc<fused_loop<L1, L2>>>,
+                    typename N::splits>;
+};
+
 template <class N, auto V1, auto V2, class T>
 struct apply<N, fuse<V1, V2>, T> {
   using L1 = loop_t<V1>;
   using L2 = loop_t<V2>;
   using I = ids<typename N::loops>;
-  static_assert(meta::contains<I, L1> || unknown_loop_error<L1>::value, "loom::fuse<V1, V2>: V1 is not a loop of this definition");
-  static_assert(meta::contains<I, L2> || unknown_loop_error<L2>::value, "loom::fuse<V1, V2>: V2 is not a loop of this definition");
   static constexpr std::size_t p1 = meta::index_of<I, L1>, p2 = meta::index_of<I, L2>;
   static constexpr bool adjacent = p2 == p1 + 1 && p2 < I::size;
-  static_assert(!(meta::contains<I, L1> && meta::contains<I, L2>) || adjacent,
-                "loom::fuse<V1, V2>: V2 must be the loop immediately inside V1 (reorder them first)");
-  using type = std::conditional_t<adjacent,
-                                  nest<meta::replace_at<meta::remove<typename N::loops, meta::at<meta::concat<typename N::loops, meta::list<void>>, p2>>, p1, loop_desc<fused_loop<L1, L2>>>,
-                                       typename N::splits>,
-                                  N>;
+  static constexpr schedule_problem problem = !meta::contains<I, L1> ? schedule_problem::fuse_unknown_first
+                                              : !meta::contains<I, L2> ? schedule_problem::fuse_unknown_second
+                                              : !adjacent              ? schedule_problem::fuse_not_adjacent
+                                                                       : schedule_problem::none;
+  using type = typename fuse_result<N, L1, L2, p1, p2, adjacent>::type;
 };
 
 template <class N, auto V, index_t F, class Tail, class T>
 struct apply<N, unroll<V, F, Tail>, T> {
   using L = loop_t<V>;
-  static_assert(F != 0 || constant_trip<L>,
-                "loom::unroll<V>: without a factor, V must have a constant trip count (the inner<> loop of a split, or "
-                "the outer<> loop of a split inner<> loop); write unroll<V, F>");
-  static_assert(!std::is_same_v<Tail, tail::masked>, "loom::unroll: tail::masked applies to vectorized loops only");
-  using split_nest = std::conditional_t<F == 0, N, typename do_split<N, L, (F == 0 ? 1 : F), Tail>::type>;
+  using split = do_split<N, L, (F == 0 ? 1 : F), Tail>;
+  static constexpr schedule_problem problem = F == 0 && !constant_trip<L>       ? schedule_problem::unroll_variable_trip
+                                              : std::is_same_v<Tail, tail::masked> ? schedule_problem::unroll_masked_tail
+                                              : F == 0                             ? schedule_problem::none
+                                                                                   : split::problem;
+  using split_nest = std::conditional_t<F == 0, N, typename split::type>;
   using target = std::conditional_t<F == 0, L, inner_loop<L>>;
   using type = nest<typename set_kind<typename split_nest::loops, target, loop_kind::unrolled, 0>::type, typename split_nest::splits>;
 };
@@ -277,6 +316,7 @@ struct retail<meta::list<S...>, P, Tail> {
 
 template <class N, class L, index_t W, class Tail, bool FitsExisting>
 struct vectorize_split {
+  static constexpr schedule_problem problem = do_split<N, L, W, Tail>::problem;
   using sn = typename do_split<N, L, W, Tail>::type;
   using type = nest<typename set_kind<typename sn::loops, inner_loop<L>, loop_kind::vectorized, 0>::type, typename sn::splits>;
 };
@@ -301,20 +341,18 @@ template <class N, auto V, index_t W, class Tail, class T>
 struct apply<N, vectorize<V, W, Tail>, T> {
   using L = loop_t<V>;
   static constexpr index_t width = W == native ? index_t(simd::native_width<T>) : W;
-  static_assert(simd::width_available<T, std::size_t(width)>,
-                "loom::vectorize<V, W>: no enabled SIMD target has W lanes of this element type "
-                "(use loom::native, or a width of 16/32/64 bytes that -march enables)");
-  static_assert(sets_coordinate<L> || unknown_loop_error<L>::value,
-                "loom::vectorize<V>: V must be a variable or an inner<> loop of one (vector lanes are consecutive "
-                "values of a variable; outer<> and fused loops cannot be lanes)");
-  using type = typename vectorize_split<N, L, width, Tail, fits_existing<N, L, width>>::type;
+  using split = vectorize_split<N, L, width, Tail, fits_existing<N, L, width>>;
+  static constexpr schedule_problem problem = !simd::width_available<T, std::size_t(width)> ? schedule_problem::vector_width_unavailable
+                                              : !sets_coordinate<L> ? schedule_problem::vectorize_not_coordinate
+                                                                    : problem_of<split>;
+  using type = typename split::type;
 };
 
 template <class N, auto V, index_t G, class T>
 struct apply<N, parallel<V, G>, T> {
   using L = loop_t<V>;
-  static_assert(meta::contains<ids<typename N::loops>, L> || unknown_loop_error<L>::value,
-                "loom::parallel<V>: V is not a loop of this definition");
+  static constexpr schedule_problem problem =
+      meta::contains<ids<typename N::loops>, L> ? schedule_problem::none : schedule_problem::parallel_unknown_loop;
   using type = nest<typename set_kind<typename N::loops, L, loop_kind::parallel, G>::type, typename N::splits>;
 };
 
@@ -340,21 +378,53 @@ struct apply<N, interleave<P, B>, T> {
 /// the rest of where it applies).
 template <class N, auto V, index_t F, index_t B, class T>
 struct apply<N, large_blocks<V, F, B>, T> {
-  static_assert(is_split<typename N::splits, loop_t<V>>,
-                "loom::large_blocks<V, F>: V is not split at this point of the schedule; split<V, F0> it first (F0: the "
-                "block length of runs below the threshold)");
+  static constexpr schedule_problem problem =
+      is_split<typename N::splits, loop_t<V>> ? schedule_problem::none : schedule_problem::large_blocks_not_split;
   using type = N;
 };
 
+/// A directive's own parameters, read from its template arguments without instantiating it (its
+/// body's static_asserts would fire deep in the nest).
+template <index_t B>
+inline constexpr bool bad_min_bytes = B < 0 && B != beyond_cache;
+template <class D>
+inline constexpr schedule_problem parameter_problem = schedule_problem::none;
+template <int P, index_t B>
+inline constexpr schedule_problem parameter_problem<interleave<P, B>> =
+    P < 1 || P > 16 ? schedule_problem::interleave_parts : bad_min_bytes<B> ? schedule_problem::min_bytes_negative : schedule_problem::none;
+template <auto V, index_t D, index_t B>
+inline constexpr schedule_problem parameter_problem<prefetch<V, D, B>> =
+    D == 0 ? schedule_problem::prefetch_distance : bad_min_bytes<B> ? schedule_problem::min_bytes_negative : schedule_problem::none;
+template <auto V, index_t F, index_t B>
+inline constexpr schedule_problem parameter_problem<large_blocks<V, F, B>> =
+    F < 1 ? schedule_problem::large_blocks_factor : bad_min_bytes<B> ? schedule_problem::min_bytes_negative : schedule_problem::none;
+template <index_t B>
+inline constexpr schedule_problem parameter_problem<stream_stores<B>> =
+    bad_min_bytes<B> ? schedule_problem::min_bytes_negative : schedule_problem::none;
+
+/// The nest after the schedule's directives, and the first problem met (the nest is the one
+/// before the directive that has it: nothing after it is applied, so nothing more fails).
 template <class N, class S, class T>
 struct apply_all;
+template <class N, schedule_problem P>
+struct stopped {
+  using type = N;
+  static constexpr schedule_problem problem = P;
+};
 template <class N, class T>
 struct apply_all<N, schedule<>, T> {
   using type = N;
+  static constexpr schedule_problem problem = schedule_problem::none;
 };
 template <class N, class D, class... Ds, class T>
 struct apply_all<N, schedule<D, Ds...>, T> {
-  using type = typename apply_all<typename apply<N, D, T>::type, schedule<Ds...>, T>::type;
+  // Named, not instantiated, unless chosen: a directive with bad parameters is never applied.
+  using step = std::conditional_t<parameter_problem<D> == schedule_problem::none, apply<N, D, T>,
+                                  stopped<N, parameter_problem<D>>>;
+  using rest = std::conditional_t<problem_of<step> == schedule_problem::none,
+                                  apply_all<typename step::type, schedule<Ds...>, T>, stopped<N, problem_of<step>>>;
+  using type = typename rest::type;
+  static constexpr schedule_problem problem = rest::problem;
 };
 
 template <class Vars>

@@ -1,0 +1,15 @@
+// expect: loom::split/tile/unroll/vectorize: the loop named is not a loop of this definition
+// compile_fail: print_loop_nest checks the schedule as run does (vectorize<k> without a k).
+#include <loom/loom.hpp>
+
+using namespace loom::vars;
+
+int main() {
+  loom::Tensor<float, 2> A("A", 8, 8), C("C", 8, 8);
+#ifndef LOOM_COMPILE_FAIL_CONTROL
+  const std::string nest = loom::print_loop_nest<loom::schedule<loom::vectorize<k>>>(C(i, j) = A(i, j) + 1.f);
+#else
+  const std::string nest = loom::print_loop_nest<loom::schedule<loom::vectorize<j>>>(C(i, j) = A(i, j) + 1.f);
+#endif
+  return nest.empty() ? 1 : 0;
+}
