@@ -15,7 +15,6 @@
 #include <type_traits>
 #include <utility>
 
-#include "../expr/access.hpp"
 #include "config.hpp"
 #include "error.hpp"
 #include "extents.hpp"
@@ -101,6 +100,23 @@ constexpr strides_t<R> row_major_strides(const shape_t<R>& e) {
   }
   return s;
 }
+
+/// `A(i, k + 1)`: indices that are not all integers build an expression access. The expression
+/// layer supplies make_access(view, indices...) (expr/access.hpp), found by argument-dependent
+/// lookup when the call is instantiated, so core/ depends on nothing above it.
+template <class Derived, std::size_t Rank>
+struct indexable {
+  template <class... I>
+    requires(sizeof...(I) == 0 || !(std::is_integral_v<I> && ...))
+  auto operator()(const I&... i) {
+    return make_access(static_cast<Derived&>(*this).as_view(), i...);
+  }
+  template <class... I>
+    requires(sizeof...(I) == 0 || !(std::is_integral_v<I> && ...))
+  auto operator()(const I&... i) const {
+    return make_access(static_cast<const Derived&>(*this).as_view(), i...);
+  }
+};
 
 template <class T, std::size_t Rank, class Ext = dims<Rank>, class Layout = layout_stride>
 class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {

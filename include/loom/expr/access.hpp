@@ -259,25 +259,17 @@ inline constexpr bool is_access = false;
 template <class V, class... I>
 inline constexpr bool is_access<access<V, I...>> = true;
 
-/// Gives a tensor or view `operator()(index expressions...)`, which builds an access. The count
-/// is checked inside, not in the constraint, so a wrong count is one loom message rather than a
+/// The access a tensor's or view's `operator()` builds from indices that are not all integers
+/// (core/tensor.hpp's indexable finds this by argument-dependent lookup). The indices' kinds and
+/// count are checked here, not in a constraint, so a wrong one is one loom message rather than a
 /// list of overload candidates.
-template <class Derived, std::size_t Rank>
-struct indexable {
-  template <class... I>
-    requires(((IndexExpr<I> || Integer<I>) && ...) && (sizeof...(I) == 0 || (IndexExpr<I> || ...)))
-  auto operator()(const I&... i) {
-    static_assert(sizeof...(I) == Rank, "loom: an access needs one index per tensor dimension: the count differs from the tensor's rank");
-    auto v = static_cast<Derived&>(*this).as_view();
-    if constexpr (sizeof...(I) == Rank) return access<decltype(v), decltype(as_index(i))...>(v, as_index(i)...);
-  }
-  template <class... I>
-    requires(((IndexExpr<I> || Integer<I>) && ...) && (sizeof...(I) == 0 || (IndexExpr<I> || ...)))
-  auto operator()(const I&... i) const {
-    static_assert(sizeof...(I) == Rank, "loom: an access needs one index per tensor dimension: the count differs from the tensor's rank");
-    auto v = static_cast<const Derived&>(*this).as_view();
-    if constexpr (sizeof...(I) == Rank) return access<decltype(v), decltype(as_index(i))...>(v, as_index(i)...);
-  }
-};
+template <class View, class... I>
+auto make_access(const View& v, const I&... i) {
+  static_assert(((IndexExpr<I> || Integer<I>) && ...),
+                "loom: a tensor is indexed with index expressions (i, x + 1, 2 * y - 1) or integers");
+  static_assert(sizeof...(I) == View::rank, "loom: an access needs one index per tensor dimension: the count differs from the tensor's rank");
+  if constexpr (sizeof...(I) == View::rank && ((IndexExpr<I> || Integer<I>) && ...))
+    return access<View, decltype(as_index(i))...>(v, as_index(i)...);
+}
 
 }  // namespace loom
