@@ -2,10 +2,14 @@
 // loom/loom.hpp — everything a user needs. Read top to bottom, it is the architecture:
 #pragma once
 
+#include "version.hpp"  // LOOM_VERSION_MAJOR/MINOR/PATCH, LOOM_VERSION
+
 #include "core/config.hpp"    // index_t (64-bit), attributes
 #include "core/error.hpp"     // loom::error, bounds_error, shape_error, alias_error
 #include "core/extents.hpp"   // static/dynamic extents
 #include "core/tensor.hpp"    // Tensor (owning), TensorView (any strides), view()
+#include "core/threads.hpp"   // set_num_threads, get_num_threads, thread_limit
+#include "core/scratch.hpp"   // release_scratch, scratch_bytes: the per-thread work buffers
 
 #include "expr/var.hpp"         // Var<"name">, loom::vars::{i, j, k, ...}, outer/inner/fused
 #include "expr/index.hpp"       // affine index expressions: x + 1, 2 * y - 1

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "../core/threads.hpp"
 #include "../expr/reduce.hpp"
 #include "../simd/memory.hpp"
 #include "../simd/stream.hpp"
@@ -181,8 +182,8 @@ struct emitter {
       }(std::make_integer_sequence<index_t, F>{});
     } else if constexpr (D::kind == loop_kind::parallel) {                   // OpenMP
       static_assert(std::is_empty_v<Carry>, "loom internal: nothing is carried across a parallel loop");
-      const bool go = n > 1 && leaf.points >= D::min_points;
-      LOOM_PRAGMA(omp parallel if (go))
+      [[maybe_unused]] const int team = n > 1 && leaf.points >= D::min_points ? loom::detail::team_size(n) : 1;
+      LOOM_PRAGMA(omp parallel if (team > 1) num_threads(team))
       {
         LOOM_PRAGMA(omp for schedule(static) nowait)
         for (index_t t = 0; t < n; ++t) {

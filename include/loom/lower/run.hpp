@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "../core/scratch.hpp"
+#include "../core/threads.hpp"
 #include "../core/tensor.hpp"
 #include "footprint.hpp"
 #include "leaves.hpp"
@@ -202,6 +203,9 @@ void execute(const Def& def);
 template <class Plan, class Def, class State>
 void execute_checked(const Def& def, State& s, index_t points);
 
+/// The scratch buffer (core/scratch.hpp) of a chunked reduction's partial results.
+struct chunk_partials {};
+
 /// parallel<outer<k>>: chunks of k reduce in parallel into private partial results (the bare
 /// reduction, under the rest of the schedule), then one pass combines them in chunk order and
 /// applies the epilogue. Each chunk is its own run over shifted base pointers, so nothing about
@@ -222,7 +226,7 @@ void execute_chunked(const Def& def, const State& s) {
   const index_t outsize = def.lhs.view.size();
   // The partials live in this thread's scratch buffer: reused from run to run.
   TensorView<T, rank + 1, dims<rank + 1>, layout_right> partial(
-      scratch<T, scratch_use::reduction_partials>(std::size_t(chunks * outsize)), dims<rank + 1>(pshape), tensor_name("partial"));
+      scratch<T, chunk_partials>(std::size_t(chunks * outsize)), dims<rank + 1>(pshape), tensor_name("partial"));
 
   const auto& red = lower::scheduled_reduction(def.rhs);
   using Red = std::remove_cvref_t<decltype(red)>;
@@ -239,7 +243,8 @@ void execute_chunked(const Def& def, const State& s) {
 
   index_t points = 1;
   for (index_t e : def.lhs.view.extents().values()) points *= e;
-  LOOM_PRAGMA(omp parallel for schedule(static) if (chunks > 1))
+  [[maybe_unused]] const int team = chunks > 1 ? team_size(chunks) : 1;
+  LOOM_PRAGMA(omp parallel for schedule(static) if (team > 1) num_threads(team))
   for (index_t c = 0; c < chunks; ++c) {
     PDef d = chunk_def(static_cast<pure*>(nullptr), c);
     d.lhs.bind();

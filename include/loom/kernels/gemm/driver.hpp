@@ -19,6 +19,7 @@
 
 #include "../../core/config.hpp"
 #include "../../core/scratch.hpp"
+#include "../../core/threads.hpp"
 #include "epilogue.hpp"
 #include "microkernel.hpp"
 #include "pack.hpp"
@@ -36,6 +37,12 @@ struct problem {
   T alpha, beta;
 };
 
+
+/// The engine's scratch buffers (core/scratch.hpp), one tag each: every thread's packed A block
+/// (MC x KC) and B sliver (KC x NR), the calling thread's packed B panel (KC x NC, its team's).
+struct packed_a_block {};
+struct packed_b_sliver {};
+struct packed_b_panel {};
 
 /// [lo, hi) of n items for part q of p (the first n % p parts get one more).
 struct range {
@@ -146,9 +153,9 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   const thread_grid g = choose_grid(team, mp, np_all);
   const range rows = split_range(mp, g.tm, tid / g.tn);
   const index_t m_lo = rows.lo * MR, m_hi = std::min(pb.M, rows.hi * MR);
-  T* ap = detail::scratch<T, detail::scratch_use::gemm_a>(std::size_t(MC * KC));
+  T* ap = detail::scratch<T, packed_a_block>(std::size_t(MC * KC));
   const bool per_sliver = b_per_sliver<P>(pb);
-  T* bs = per_sliver ? detail::scratch<T, detail::scratch_use::gemm_b_sliver>(std::size_t(KC * NR)) : nullptr;
+  T* bs = per_sliver ? detail::scratch<T, packed_b_sliver>(std::size_t(KC * NR)) : nullptr;
   // K in equal blocks of at most KC: 600 = 300 + 300, not 576 + 24 (a short last block pays a
   // whole pass over C and a repack of A for a few FMAs per element).
   const index_t k_blocks = std::max<index_t>(1, (pb.K + KC - 1) / KC);
@@ -215,28 +222,27 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   }
 }
 
-/// Runs a problem on the OpenMP team (omp_get_max_threads(), so OMP_NUM_THREADS is respected),
-/// or on the calling thread when it is too small to share.
+/// Runs a problem on an OpenMP team of detail::team_size() threads (loom::get_num_threads(): 1
+/// inside an app's active parallel region unless nesting is on), or on the calling thread when
+/// it is too small to share.
 template <class P, class Kernel = fast_kernel, class Epi = identity_epilogue>
 void run_gemm(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
   using T = typename P::value_type;
   if (pb.M == 0 || pb.N == 0) return;
   const index_t nb = std::min(P::NC, pb.N);
-  T* bp = b_per_sliver<P>(pb) ? nullptr : detail::scratch<T, detail::scratch_use::gemm_b>(std::size_t(P::KC * ((nb + P::NR - 1) / P::NR) * P::NR));
-  index_t threads = 1;
+  T* bp = b_per_sliver<P>(pb) ? nullptr : detail::scratch<T, packed_b_panel>(std::size_t(P::KC * ((nb + P::NR - 1) / P::NR) * P::NR));
+  int threads = 1;
 #if defined(_OPENMP)
   // Below ~2 MFLOP a fork/join costs more than it saves.
   const double flops = 2.0 * double(pb.M) * double(pb.N) * double(std::max<index_t>(pb.K, 1));
-  if (flops >= 2e6 && !omp_in_parallel()) threads = omp_get_max_threads();
-  const index_t tiles = ((pb.M + P::MR - 1) / P::MR) * ((nb + P::NR - 1) / P::NR);
-  threads = std::max<index_t>(1, std::min(threads, tiles));
+  if (flops >= 2e6) threads = detail::team_size(((pb.M + P::MR - 1) / P::MR) * ((nb + P::NR - 1) / P::NR));
 #endif
   if (threads == 1) {
     gemm_thread<P, Kernel>(pb, epi, bp, 0, 1);
     return;
   }
 #if defined(_OPENMP)
-#pragma omp parallel num_threads(int(threads))
+#pragma omp parallel num_threads(threads)
   gemm_thread<P, Kernel>(pb, epi, bp, omp_get_thread_num(), omp_get_num_threads());
 #endif
 }

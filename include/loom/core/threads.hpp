@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// loom/core/threads.hpp — how many threads loom's parallel regions may use (docs/threads.md).
+//
+//   loom::set_num_threads(n);       // every thread of the process: at most n (0: OpenMP's default)
+//   loom::get_num_threads();        // what a call made here, now, may use
+//   { loom::thread_limit g(n); ... } // this thread, this scope: at most n (nests, restores)
+//
+// Every engine (the loop nest's parallel loops, its chunked reductions, the GEMM engine) opens
+// its OpenMP team with num_threads(detail::team_size(parts)), and none when that is 1.
+#pragma once
+#include <algorithm>
+#include <atomic>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "config.hpp"
+#include "error.hpp"
+
+namespace loom {
+
+namespace detail {
+/// set_num_threads's value, one for the whole process (0: none set).
+inline std::atomic<int> num_threads_setting{0};
+/// The innermost thread_limit of this thread (0: none).
+inline thread_local int thread_cap = 0;
+
+LOOM_COLD inline void throw_bad_thread_count(const char* who, int n) {
+  throw error(cat(who, ": n = ", n, "; give n >= 1 threads, or 0 for no limit of its own"));
+}
+}  // namespace detail
+
+/// Caps the threads of every loom call from any thread of the process at n >= 1 (a team of
+/// exactly n where the work is large enough, even above OpenMP's default); n = 0 restores the
+/// default, omp_get_max_threads() of the calling thread (so OMP_NUM_THREADS is respected).
+/// Process-wide, unlike omp_set_num_threads, which sets only the calling thread's value.
+inline void set_num_threads(int n) {
+  if (n < 0) detail::throw_bad_thread_count("loom::set_num_threads", n);
+  detail::num_threads_setting.store(n, std::memory_order_relaxed);
+}
+
+/// The most threads a loom call made by this thread, now, would use: set_num_threads's value
+/// (else omp_get_max_threads()), lowered by this thread's thread_limit and OMP_THREAD_LIMIT; 1
+/// where a team opened here could not be active (inside an active parallel region while nested
+/// parallelism is off, OpenMP's default), and 1 without OpenMP.
+inline int get_num_threads() noexcept {
+#if defined(_OPENMP)
+  if (omp_get_active_level() >= omp_get_max_active_levels()) return 1;
+  const int set = detail::num_threads_setting.load(std::memory_order_relaxed);
+  int n = std::min(set > 0 ? set : omp_get_max_threads(), omp_get_thread_limit());
+  if (detail::thread_cap > 0) n = std::min(n, detail::thread_cap);
+  return std::max(n, 1);
+#else
+  return 1;
+#endif
+}
+
+/// For its lifetime, caps the loom calls this thread makes at n threads (n = 0: no cap of its
+/// own). A limit only lowers: inside another thread_limit or under set_num_threads the smaller
+/// value holds. Thread-local: it does not reach calls made by other threads, including those of
+/// a parallel region this thread opens.
+class thread_limit {
+ public:
+  explicit thread_limit(int n) : saved_(detail::thread_cap) {
+    if (n < 0) detail::throw_bad_thread_count("loom::thread_limit", n);
+    if (n > 0) detail::thread_cap = saved_ > 0 ? std::min(saved_, n) : n;
+  }
+  ~thread_limit() { detail::thread_cap = saved_; }
+  thread_limit(const thread_limit&) = delete;
+  thread_limit& operator=(const thread_limit&) = delete;
+
+ private:
+  int saved_;
+};
+
+namespace detail {
+/// Threads for a parallel region of `parts` independent pieces of work: get_num_threads(), no
+/// more than there are pieces.
+inline int team_size(index_t parts) noexcept {
+  return int(std::max<index_t>(1, std::min<index_t>(get_num_threads(), parts)));
+}
+}  // namespace detail
+
+}  // namespace loom
