@@ -6,7 +6,7 @@
 //   { loom::thread_limit g(n); ... } // this thread, this scope: at most n (nests, restores)
 //
 // Every engine (the loop nest's parallel loops, its chunked reductions, the GEMM engine) opens
-// its OpenMP team with num_threads(detail::team_size(parts)), and none when that is 1.
+// its OpenMP team with num_threads(detail::team_claim(parts).size()), and none when that is 1.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -80,6 +80,34 @@ namespace detail {
 inline int team_size(index_t parts) noexcept {
   return int(std::max<index_t>(1, std::min<index_t>(get_num_threads(), parts)));
 }
+
+/// How many loom parallel regions of the process are open now (those holding a team_claim).
+inline std::atomic<int> teams_open{0};
+
+/// A parallel region's team, held for the region's lifetime: team_size(parts) shared with the
+/// regions other app threads have open at the same moment (each gets its share, at least 1), so
+/// two app threads calling loom at once on 2 cores run 2 threads, not two teams of 2. A region
+/// that opens alone gets the whole team_size. Results never depend on the team's size.
+class team_claim {
+ public:
+  explicit team_claim(index_t parts) noexcept {
+    const int want = team_size(parts);
+    if (want <= 1) return;
+    claimed_ = true;
+    const int open = teams_open.fetch_add(1, std::memory_order_relaxed) + 1;
+    size_ = std::max(1, want / open);
+  }
+  ~team_claim() {
+    if (claimed_) teams_open.fetch_sub(1, std::memory_order_relaxed);
+  }
+  team_claim(const team_claim&) = delete;
+  team_claim& operator=(const team_claim&) = delete;
+  int size() const noexcept { return size_; }
+
+ private:
+  int size_ = 1;
+  bool claimed_ = false;
+};
 }  // namespace detail
 
 }  // namespace loom

@@ -182,7 +182,8 @@ struct emitter {
       }(std::make_integer_sequence<index_t, F>{});
     } else if constexpr (D::kind == loop_kind::parallel) {                   // OpenMP
       static_assert(std::is_empty_v<Carry>, "loom internal: nothing is carried across a parallel loop");
-      [[maybe_unused]] const int team = n > 1 && leaf.points >= D::min_points ? loom::detail::team_size(n) : 1;
+      const loom::detail::team_claim claim(n > 1 && leaf.points >= D::min_points ? n : 1);
+      [[maybe_unused]] const int team = claim.size();
       LOOM_PRAGMA(omp parallel if (team > 1) num_threads(team))
       {
         LOOM_PRAGMA(omp for schedule(static) nowait)

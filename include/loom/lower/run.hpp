@@ -243,7 +243,8 @@ void execute_chunked(const Def& def, const State& s) {
 
   index_t points = 1;
   for (index_t e : def.lhs.view.extents().values()) points *= e;
-  [[maybe_unused]] const int team = chunks > 1 ? team_size(chunks) : 1;
+  const team_claim claim(chunks);
+  [[maybe_unused]] const int team = claim.size();
   LOOM_PRAGMA(omp parallel for schedule(static) if (team > 1) num_threads(team))
   for (index_t c = 0; c < chunks; ++c) {
     PDef d = chunk_def(static_cast<pure*>(nullptr), c);

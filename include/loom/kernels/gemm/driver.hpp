@@ -222,7 +222,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   }
 }
 
-/// Runs a problem on an OpenMP team of detail::team_size() threads (loom::get_num_threads(): 1
+/// Runs a problem on an OpenMP team of detail::team_claim threads (loom::get_num_threads(): 1
 /// inside an app's active parallel region unless nesting is on), or on the calling thread when
 /// it is too small to share.
 template <class P, class Kernel = fast_kernel, class Epi = identity_epilogue>
@@ -231,12 +231,10 @@ void run_gemm(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
   if (pb.M == 0 || pb.N == 0) return;
   const index_t nb = std::min(P::NC, pb.N);
   T* bp = b_per_sliver<P>(pb) ? nullptr : detail::scratch<T, packed_b_panel>(std::size_t(P::KC * ((nb + P::NR - 1) / P::NR) * P::NR));
-  int threads = 1;
-#if defined(_OPENMP)
   // Below ~2 MFLOP a fork/join costs more than it saves.
   const double flops = 2.0 * double(pb.M) * double(pb.N) * double(std::max<index_t>(pb.K, 1));
-  if (flops >= 2e6) threads = detail::team_size(((pb.M + P::MR - 1) / P::MR) * ((nb + P::NR - 1) / P::NR));
-#endif
+  const detail::team_claim claim(flops >= 2e6 ? ((pb.M + P::MR - 1) / P::MR) * ((nb + P::NR - 1) / P::NR) : 1);
+  const int threads = claim.size();
   if (threads == 1) {
     gemm_thread<P, Kernel>(pb, epi, bp, 0, 1);
     return;
