@@ -17,6 +17,9 @@
 //                              copy reads and writes; with streaming stores one core can move more
 //                              bytes copying than it can read alone, so the sums are reported
 //                              against both.
+//   rowwise_<f>_<layout>       s(i) = sum(j, f(X(i, j), v(i))) over 4096 x 4096, f = exp(x - v),
+//                              x * v, max(x, v); X row-major (rm) or column-major (cm, a view with
+//                              strides (1, 4096)); the default against hand schedules. Bytes 4 * N^2.
 //   transpose_8192             T(j, i) = X(i, j); bytes 2 * 4 * N^2.
 //   gemm_512                   C(i, j) = sum(k, A(i, k) * B(k, j)); 2 * M * N * K flops.
 //
@@ -671,6 +674,79 @@ using ColsRegistersVecFirst = schedule<split<j, W>, vectorize<inner<j>>, split<o
 using ColsChunked = schedule<split<i, 512>, split<j, 16 * W>, split<inner<j>, W>, vectorize<inner<inner<j>>>,
                              reorder<outer<i>, outer<j>, inner<i>, outer<inner<j>>, inner<inner<j>>>, parallel<outer<i>>>;
 
+// ------------------------------------------------------------------------------------------
+// row-wise s(i) = sum(j, f(X(i, j), v(i))) of mat().X, row-major and as a column-major copy
+// ------------------------------------------------------------------------------------------
+enum class rowfn { exp_diff, product, maximum };
+
+struct RowwiseData {
+  loom::Tensor<float, 1> v{"v", M2}, s{"s", M2};
+  loom::Tensor<float, 2> cm_store{"Xcm", M2, M2};  // X's elements column by column
+  loom::TensorView<float, 2> Xcm = loom::view(cm_store.data(), loom::shape(M2, M2), loom::strides(1, M2), "Xcm");
+  std::array<std::vector<double>, 3> ref, scale;
+  RowwiseData() {
+    fill_random(v.data(), M2, 5u, 0.f, 1.f);
+    const float* x = mat().X.data();
+    for (index_t r = 0; r < M2; ++r)
+      for (index_t q = 0; q < M2; ++q) cm_store.data()[q * M2 + r] = x[r * M2 + q];
+    for (auto& w : ref) w.assign(std::size_t(M2), 0.0);
+    for (auto& w : scale) w.assign(std::size_t(M2), 0.0);
+    for (index_t r = 0; r < M2; ++r)
+      for (index_t q = 0; q < M2; ++q) {
+        const double e = x[r * M2 + q], vr = v(r);
+        const double f[3] = {std::exp(e - vr), e * vr, std::max(e, vr)};
+        for (std::size_t k = 0; k < 3; ++k) ref[k][std::size_t(r)] += f[k], scale[k][std::size_t(r)] += std::abs(f[k]);
+      }
+  }
+};
+RowwiseData& rowwise() {
+  static RowwiseData d;
+  return d;
+}
+
+/// s(i) = sum(j, f(X(i, j), v(i))) with X row-major (a loom::Tensor) or column-major (a view),
+/// under schedule S, checked once.
+template <rowfn F, bool ColMajor, class S>
+void rowwise_loom(benchmark::State& st, const char* name) {
+  use_threads(st);
+  auto& d = rowwise();
+  auto& s = d.s;
+  auto& v = d.v;
+  const auto def = [&](const auto& X) {
+    if constexpr (F == rowfn::exp_diff) return s(i) = sum(j, loom::exp(X(i, j) - v(i)));
+    else if constexpr (F == rowfn::product) return s(i) = sum(j, X(i, j) * v(i));
+    else return s(i) = sum(j, loom::max(X(i, j), v(i)));
+  };
+  auto once = [&] {
+    if constexpr (ColMajor) loom::run<S>(def(d.Xcm));
+    else loom::run<S>(def(mat().X));
+  };
+  check_once(key(name, st), [&] {
+    poison(s.data(), std::size_t(M2));
+    once();
+    // (1e-4: a lane that sums a whole row of 4096 terms one by one, as strips do, drifts ~2e-5)
+    check_close(name, s.data(), d.ref[std::size_t(F)].data(), std::size_t(M2), 1e-4, 1e-6, d.scale[std::size_t(F)].data());
+  });
+  for (auto _ : st) {
+    once();
+    touch(s.data());
+  }
+  set_bytes(st, sum_bytes);
+}
+// Row-major by hand: the schedule (one row per thread step, blocks of 64 lanes), and 8
+// rows at once read 2 KiB ahead (RowsBlockPrefetch<8> above).
+using RowwiseSplit64 = loom::schedule<loom::split<j, 64>, loom::vectorize<loom::inner<j>>, loom::parallel<i>>;
+// One row at a time, 4 vector accumulators, read 2 KiB ahead along the row.
+using RowwiseOneRow = loom::schedule<loom::vectorize<j>, loom::unroll<loom::outer<j>, 4>, loom::parallel<i>, loom::prefetch<j, 512>>;
+// Column-major by hand, lanes along i: strips of 4 vectors of rows across all columns, or chunks of
+// 256 columns folded 8 at a time into the output (the column sums' nest with i and j swapped).
+using RowwiseCmStrips = loom::schedule<loom::split<i, 4 * W>, loom::split<loom::inner<i>, W>, loom::vectorize<loom::inner<loom::inner<i>>>,
+                                       loom::reorder<loom::outer<i>, j, loom::outer<loom::inner<i>>, loom::inner<loom::inner<i>>>,
+                                       loom::parallel<loom::outer<i>>>;
+using RowwiseCmFolded = loom::schedule<loom::split<j, 256>, loom::unroll<loom::inner<j>, 8>,
+                                       loom::reorder<loom::outer<j>, loom::outer<loom::inner<j>>, i, loom::inner<loom::inner<j>>>,
+                                       loom::vectorize<i>, loom::parallel<loom::outer<j>>, loom::prefetch<j, 8>>;
+
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
 struct EigenMat {
   EMat X;
@@ -1038,6 +1114,20 @@ void register_all() {
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
   LOOM_REG("colsum_8x2097152/eigen", reshaped_sum_eigen, few, false);
 #endif
+
+  // row-wise sums of f(X(i, j), v(i)), row-major and column-major: the default against by hand
+#define LOOM_ROWWISE(F, TAG)                                                                              \
+  LOOM_REG("rowwise_" TAG "_rm/loom_default", rowwise_loom, F, false, loom::auto_schedule);               \
+  LOOM_REG("rowwise_" TAG "_rm/loom_hand_split64", rowwise_loom, F, false, RowwiseSplit64);               \
+  LOOM_REG("rowwise_" TAG "_rm/loom_hand_rows8_prefetch", rowwise_loom, F, false, RowsBlockPrefetch<8>);  \
+  LOOM_REG("rowwise_" TAG "_rm/loom_hand_one_row_prefetch", rowwise_loom, F, false, RowwiseOneRow);       \
+  LOOM_REG("rowwise_" TAG "_cm/loom_default", rowwise_loom, F, true, loom::auto_schedule);                \
+  LOOM_REG("rowwise_" TAG "_cm/loom_hand_strips", rowwise_loom, F, true, RowwiseCmStrips);                \
+  LOOM_REG("rowwise_" TAG "_cm/loom_hand_folded", rowwise_loom, F, true, RowwiseCmFolded)
+  LOOM_ROWWISE(rowfn::exp_diff, "exp");
+  LOOM_ROWWISE(rowfn::product, "mul");
+  LOOM_ROWWISE(rowfn::maximum, "max");
+#undef LOOM_ROWWISE
 
   // transpose
   LOOM_REG("transpose_8192/loom_untiled_scalar", transpose_loom, TrUntiledScalar);

@@ -41,6 +41,9 @@ COPY_REF = {
     "transpose_8192": "copy_4096x4096",  # a 64 MiB copy: both far outside the caches
     "read_4096x4096": "copy_4096x4096",
 }
+# Row-wise s(i) = sum(j, f(X(i, j), v(i))) over the same 64 MiB, row-major (rm) and column-major (cm).
+ROWWISE_KERNELS = [f"rowwise_{f}_{lay}" for f in ("exp", "mul", "max") for lay in ("rm", "cm")]
+COPY_REF.update({k: "copy_4096x4096" for k in ROWWISE_KERNELS})
 # Copies that make the reference: every copy, the streaming-store one (copy_16M/nt_stores) too,
 # since loom's own kernels stream their stores once the data outgrows the cache.
 COPY_REF_IMPLS = ("loom", "memcpy", "memcpy_omp", "plain", "nt_stores")
@@ -190,7 +193,7 @@ def fmt(x, spec):
 def table(rows, others=None):
     others = others or {}
     copy_ref, peak_ref = references(rows)
-    order = ["copy_16M", "copy_4096x4096", "read_4096x4096", "fused_16M", "add_16M", "rowsum_4096", "colsum_4096", "rowsum_65536x256", "colsum_65536x256", "colsum_8x2097152", "transpose_8192", "gemm_512", PEAK_KERNEL]
+    order = ["copy_16M", "copy_4096x4096", "read_4096x4096", "fused_16M", "add_16M", "rowsum_4096", "colsum_4096", "rowsum_65536x256", "colsum_65536x256", "colsum_8x2097152", "transpose_8192", "gemm_512", PEAK_KERNEL] + ROWWISE_KERNELS
     kernels = sorted({k for k, _, _ in rows}, key=lambda k: (order.index(k) if k in order else len(order), k))
     header = (f"{'kernel':<16} {'implementation':<30} {'thr':>3} {'median':>9} {'unit':<7} {'cv%':>5} "
               + (f"{'others%':>7} " if others else "")
@@ -293,6 +296,15 @@ def targets(rows):
             if b and b[1] != "loom_default":
                 pct = 100 * b[0] / pc[0]
                 out.append(f"{verdict(pct >= 85)} {kernel} best loom ({b[1]}) {t}t: {b[0]:.1f} GB/s = {pct:.0f}% of the plain copy{more(b[0])} [target >= 85% of copy]")
+    # The default against the best hand schedule of the same kernel (loom_hand_*), per thread count.
+    for kernel in ROWWISE_KERNELS:
+        for t in threads:
+            d = get(kernel, "loom_default", t)
+            h = best(rows, kernel, lambda impl: impl.startswith("loom_hand"), lambda u: u == t)
+            if d is None or h is None:
+                continue
+            out.append(f"{verdict(h[0] / d <= 1.2)} {kernel} loom_default {t}t: {d:.1f} GB/s; best hand ({h[1]}) "
+                       f"{h[0]:.1f} GB/s = {h[0] / d:.2f}x the default [target <= 1.2x]")
     for t in threads:
         un = best(rows, "transpose_8192", lambda impl: impl.startswith("loom_untiled"), lambda u: u == t)
         if un is None:
