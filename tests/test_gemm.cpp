@@ -184,7 +184,7 @@ TEST_CASE("gemm: the plain reference micro-kernel agrees with the reference", "[
     auto d = make_gemm<float>(g, random_case<float>(g, 50));
     const auto pb = loom::gemm_detail::make_problem<float>(d.C.view, d.A.view, d.B.view, float(d.shape.alpha),
                                                            float(d.shape.beta), true);
-    loom::gemm_detail::run_gemm<P, loom::gemm_detail::plain_kernel>(pb);
+    loom::gemm_detail::run_packed<P, loom::gemm_detail::plain_kernel>(pb);
     INFO(d.info);
     REQUIRE(check_gemm(d).ok);
   }

@@ -136,40 +136,6 @@ constexpr void report_schedule() {
                 "double<->int64); schedule this definition without vectorize");
 }
 
-/// Does a specialize condition hold for this run?
-template <index_t B, class Def>
-bool holds(touches_at_least<B>, const Def& def) {
-  return lower::touches(def, B, simd::outgrows_cache_bytes());
-}
-
-template <auto V, index_t C, class Def>
-bool holds(extent_at_least<V, C>, const Def& d) {
-  static_assert(meta::contains<typename Def::vars, typename extent_at_least<V, C>::var>,
-                "loom::extent_at_least<V, Count>: V is not a variable of this definition");
-  return variable_extent<typename extent_at_least<V, C>::var>(d) >= C;
-}
-
-/// Runs the nest of the leaf of S whose conditions hold, on a definition whose extents (in
-/// `checked`) and bounds are checked.
-template <class S, class D>
-void execute_leaf(const D& def, const checked_state<D>& checked, index_t points) {
-  if constexpr (is_specialize<S>) {
-    if (holds(typename S::condition{}, def)) execute_leaf<typename S::then_schedule>(def, checked, points);
-    else execute_leaf<typename S::else_schedule>(def, checked, points);
-  } else {
-    execute_plan<plan<D, S>>(def, checked, points);
-  }
-}
-
-/// run() under specialize R: extents and bounds are checked once, then the chosen leaf runs, so
-/// only the leaves' nests are compiled once per leaf.
-template <class R, class D>
-void execute_specialized(const D& def) {
-  checked_state<D> checked;
-  index_t points = 0;
-  if (infer_and_check(def, checked, points)) execute_leaf<R>(def, checked, points);
-}
-
 template <index_t B>
 std::string describe(touches_at_least<B>) {
   if constexpr (B == beyond_cache) return "the run outgrows the last-level cache";
@@ -197,9 +163,9 @@ void run(const D& def) {
     using P = std::conditional_t<std::is_void_v<typename S::policy>, default_gemm_policy<typename D::value_type>,
                                  typename S::policy>;
     static_assert(GemmPolicy<P>, "loom::gemm_schedule<Policy>: Policy must be a loom::gemm_policy<...>");
-    gemm_detail::execute_contraction<typename S::policy>(def);
+    gemm_detail::run_contraction<typename S::policy>(def);
   } else if constexpr (std::is_same_v<S, auto_schedule> && gemm_detail::contraction<D>::value) {
-    gemm_detail::execute_contraction<void>(def);
+    gemm_detail::run_contraction<void>(def);
   } else if constexpr (!detail::well_formed<D>) {
     return;  // the definition's own static_assert has reported
   } else {
@@ -207,10 +173,8 @@ void run(const D& def) {
     detail::report_schedule<problem>();
     if constexpr (problem != schedule_problem::none) {
       return;  // reported above; instantiating the nest would only add errors
-    } else if constexpr (is_specialize<detail::resolve_schedule<S, D>>) {
-      detail::execute_specialized<detail::resolve_schedule<S, D>>(def);
     } else {
-      detail::execute<plan<D, detail::resolve_schedule<S, D>>>(def);
+      detail::run_checked<detail::resolve_schedule<S, D>>(def);
     }
   }
 }

@@ -98,8 +98,8 @@ constexpr bool small_static = static_dims<CV, AV, BV>::small;
 /// The run-time side of loom::gemm, out of line (loom::gemm itself is inlined): the packed engine,
 /// or for small products without a policy the unpacked run-time path.
 template <class Policy, class CV, class AV, class BV, class T, class Epi>
-void gemm_dynamic(const CV& c, const AV& a, const BV& b, T alpha, T beta, const Epi& epilogue) {
-  dispatch_gemm<Policy>(make_problem<T>(c, a, b, alpha, beta, is_identity_epilogue<Epi>), epilogue);
+void run_views(const CV& c, const AV& a, const BV& b, T alpha, T beta, const Epi& epilogue) {
+  run_engine<Policy>(make_problem<T>(c, a, b, alpha, beta, is_identity_epilogue<Epi>), epilogue);
 }
 
 }  // namespace gemm_detail
@@ -134,8 +134,8 @@ LOOM_INLINE void gemm(CM&& C, const AM& A, const BM& B, typename gemm_detail::vi
     // Small products with contiguous rows in B and C skip the packing, straight from here with the
     // views in registers: static extents <= 64 on the fully unrolled path (their strides are
     // constants once inlined, and its dense test folds), run-time extents on the run-time path
-    // (through gemm_dynamic and a problem struct it was ~5 ns more at 16^3). A column-major C goes
-    // through gemm_dynamic, which turns it into C^T = B^T A^T first.
+    // (through run_views and a problem struct it was ~5 ns more at 16^3). A column-major C goes
+    // through run_views, which turns it into C^T = B^T A^T first.
     if (b.stride(1) == 1 && c.stride(1) == 1) {
       const index_t M = c.extent(0), N = c.extent(1), K = a.extent(1);
       if (dims::small || gemm_detail::small_dynamic_shape<T>::fits(M, N, K)) {
@@ -148,7 +148,7 @@ LOOM_INLINE void gemm(CM&& C, const AM& A, const BM& B, typename gemm_detail::vi
       }
     }
   }
-  gemm_detail::gemm_dynamic<Policy>(c, a, b, alpha, beta, epilogue);
+  gemm_detail::run_views<Policy>(c, a, b, alpha, beta, epilogue);
 }
 
 }  // namespace loom

@@ -10,6 +10,7 @@
 #include "../core/scratch.hpp"
 #include "../core/threads.hpp"
 #include "../core/tensor.hpp"
+#include "../schedule/specialize.hpp"
 #include "footprint.hpp"
 #include "leaves.hpp"
 
@@ -131,7 +132,7 @@ constexpr bool all_unit_stride_along(meta::list<A...>*) {
 }
 
 template <class Plan, class Def, class State>
-void execute_bound(const Def& d, State& s, index_t points) {
+void walk_nest(const Def& d, State& s, index_t points) {
   using L = lower::leaves<Plan>;
   using E = typename L::E;
   if constexpr (Plan::acc_kind == accumulation::into_output) {
@@ -198,10 +199,10 @@ struct without_parallel<schedule<D...>> {
       static_cast<meta::filter<meta::list<D...>, keep>*>(nullptr)));
 };
 
-template <class Plan, class Def>
-void execute(const Def& def);
+template <class S, class Def>
+void run_checked(const Def& def);
 template <class Plan, class Def, class State>
-void execute_checked(const Def& def, State& s, index_t points);
+void bind_and_walk(const Def& def, State& s, index_t points);
 
 /// The scratch buffer (core/scratch.hpp) of a chunked reduction's partial results.
 struct chunk_partials {};
@@ -211,7 +212,7 @@ struct chunk_partials {};
 /// applies the epilogue. Each chunk is its own run over shifted base pointers, so nothing about
 /// it depends on how many threads there are.
 template <class Plan, class Sched, class Def, class State>
-void execute_chunked(const Def& def, const State& s) {
+void run_chunked(const Def& def, const State& s) {
   using T = typename Def::value_type;
   using R = typename sched::outer_parent<typename meta::at<typename Plan::loops, 0>::id>::type;
   constexpr index_t F = sched::split_of<typename Plan::splits, R>::factor;
@@ -257,7 +258,7 @@ void execute_chunked(const Def& def, const State& s) {
     ps.ext = s.ext;
     ps.template set<R>(0);
     ps.ext[meta::index_of<typename PDef::vars, R>] = std::min(F, K - c * F);
-    execute_bound<PPlan>(d, ps, points * F);
+    walk_nest<PPlan>(d, ps, points * F);
   }
 
   // out = epilogue(combine over chunks of partial(chunk, ...)), in chunk order.
@@ -273,13 +274,13 @@ void execute_chunked(const Def& def, const State& s) {
     if constexpr (pure::size > 0) return schedule<vectorize<meta::at<pure, pure::size - 1>{}>>{};
     else return schedule<>{};
   }());
-  execute<plan<Final, FSched>>(Final(def.lhs, rhs));
+  run_checked<FSched>(Final(def.lhs, rhs));
 }
 
 /// Extents, the output's emptiness and bounds, before anything runs: the extents into s, the
 /// points of the nest into `points`; false when the output is empty (nothing to do).
 template <class Def, class State>
-bool infer_and_check(const Def& def, State& s, index_t& points) {
+bool check_run(const Def& def, State& s, index_t& points) {
   infer_extents(def, s);
   points = 1;
   bool empty_output = false;
@@ -303,21 +304,48 @@ using checked_state = loop_state<typename Def::vars, 0>;
 
 /// Runs Plan's nest on a definition whose extents (in `checked`) and bounds are checked.
 template <class Plan, class Def>
-void execute_plan(const Def& def, const checked_state<Def>& checked, index_t points) {
+void run_plan(const Def& def, const checked_state<Def>& checked, index_t points) {
   if constexpr (Plan::chunked_reduction) {
-    execute_chunked<Plan, typename Plan::schedule_type>(def, checked);
+    run_chunked<Plan, typename Plan::schedule_type>(def, checked);
   } else {
     typename lower::emitter<Plan>::state s;
     s.ext = checked.ext;
-    execute_checked<Plan>(def, s, points);
+    bind_and_walk<Plan>(def, s, points);
   }
 }
 
-template <class Plan, class Def>
-void execute(const Def& def) {
+/// Does a specialize condition hold for this run? (lanes_prefer's is in schedule/specialize.hpp.)
+template <index_t B, class Def>
+bool holds(touches_at_least<B>, const Def& def) {
+  return lower::touches(def, B, simd::outgrows_cache_bytes());
+}
+
+template <auto V, index_t C, class Def>
+bool holds(extent_at_least<V, C>, const Def& d) {
+  static_assert(meta::contains<typename Def::vars, typename extent_at_least<V, C>::var>,
+                "loom::extent_at_least<V, Count>: V is not a variable of this definition");
+  return variable_extent<typename extent_at_least<V, C>::var>(d) >= C;
+}
+
+/// Runs the plan of the leaf of S (a schedule, or a specialize of them) whose conditions hold, on
+/// a definition whose extents (in `checked`) and bounds are checked.
+template <class S, class Def>
+void run_leaf(const Def& def, const checked_state<Def>& checked, index_t points) {
+  if constexpr (is_specialize<S>) {
+    if (holds(typename S::condition{}, def)) run_leaf<typename S::then_schedule>(def, checked, points);
+    else run_leaf<typename S::else_schedule>(def, checked, points);
+  } else {
+    run_plan<plan<Def, S>>(def, checked, points);
+  }
+}
+
+/// Checks extents and bounds once, then runs the leaf of S that the run chooses: under a
+/// specialize only the leaves' nests are compiled, the checks once.
+template <class S, class Def>
+void run_checked(const Def& def) {
   checked_state<Def> checked;
   index_t points = 0;
-  if (infer_and_check(def, checked, points)) execute_plan<Plan>(def, checked, points);
+  if (check_run(def, checked, points)) run_leaf<S>(def, checked, points);
 }
 
 /// The aliased case of run_bound, out of line and cold: it is rare, and out of the caller's
@@ -356,9 +384,9 @@ void run_bound(const Def& def, bool reads_output, Body&& body) {
 }
 
 template <class Plan, class Def, class State>
-void execute_checked(const Def& def, State& s, index_t points) {
+void bind_and_walk(const Def& def, State& s, index_t points) {
   const bool reads_output = std::is_same_v<typename Def::mode, assign_add> || Plan::acc_kind == accumulation::into_output;
-  run_bound(def, reads_output, [&](const Def& d) { execute_bound<Plan>(d, s, points); });
+  run_bound(def, reads_output, [&](const Def& d) { walk_nest<Plan>(d, s, points); });
 }
 
 }  // namespace detail

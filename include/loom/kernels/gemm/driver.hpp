@@ -226,7 +226,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
 /// inside an app's active parallel region unless nesting is on), or on the calling thread when
 /// it is too small to share.
 template <class P, class Kernel = fast_kernel, class Epi = identity_epilogue>
-void run_gemm(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
+void run_packed(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
   using T = typename P::value_type;
   if (pb.M == 0 || pb.N == 0) return;
   const index_t nb = std::min(P::NC, pb.N);
@@ -249,15 +249,15 @@ void run_gemm(const problem<typename P::value_type>& pb, const Epi& epi = {}) {
 /// unpacked path of small_dynamic.hpp and the rest the default policy; a policy given is always
 /// run on the packed engine, as asked.
 template <class Policy, class T, class Epi = identity_epilogue>
-void dispatch_gemm(const problem<T>& pb, const Epi& epi = {}) {
+void run_engine(const problem<T>& pb, const Epi& epi = {}) {
   if constexpr (std::is_void_v<Policy>) {
     if (pb.b.cs == 1 && pb.c.cs == 1 && small_dynamic_shape<T>::fits(pb.M, pb.N, pb.K)) {
       small_dynamic_gemm(pb.M, pb.N, pb.K, pb.a, pb.b, pb.c, pb.alpha, pb.beta, epi);
       return;
     }
-    run_gemm<default_gemm_policy<T>>(pb, epi);
+    run_packed<default_gemm_policy<T>>(pb, epi);
   } else {
-    run_gemm<Policy>(pb, epi);
+    run_packed<Policy>(pb, epi);
   }
 }
 

@@ -52,9 +52,9 @@ auto operand_matrices(const Def& d) {
   }
 }
 
-/// Policy void: none given (dispatch_gemm picks the path).
+/// Policy void: none given (run_engine picks the path).
 template <class Policy, class Def>
-void execute_contraction(const Def& def) {
+void run_contraction(const Def& def) {
   using C = contraction<Def>;
   using T = typename C::T;
   using I = typename C::I;
@@ -79,9 +79,9 @@ void execute_contraction(const Def& def) {
       // A column-major C: compute C^T = B^T A^T, so rows of the micro-tile are contiguous.
       if (cv.stride(1) != 1 && cv.stride(0) == 1)
         pb = problem<T>{N, M, Kx, {b.p, b.cs, b.rs}, {a.p, a.cs, a.rs}, {cv.data(), cv.stride(1), cv.stride(0)}, T(1), beta};
-      dispatch_gemm<Policy>(pb);
+      run_engine<Policy>(pb);
     } else {
-      dispatch_gemm<Policy>(pb, expression_epilogue<Def, State>{&d, s});
+      run_engine<Policy>(pb, expression_epilogue<Def, State>{&d, s});
     }
   });
 }
