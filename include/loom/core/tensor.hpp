@@ -137,7 +137,7 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
   // copying it (32 bytes, wide loads right after byte stores) stalls on store forwarding, which a
   // 16x16 GEMM that makes its views per call pays for every view.
   // Always inlined, with the one below: clang calls them out of line otherwise, and a small GEMM
-  // then reads the strides back through memory (16^3: 97 instead of 75 ns).
+  // then reads the strides back through memory (docs/tuning.md#small-gemm).
   LOOM_INLINE TensorView(T* data, const Ext& ext, const strides_t<Rank>& str, std::string_view name = "view")
       : data_(data), ext_(ext), stride_(str), name_(name) {
     if (!detail::view_fits<Rank>(data, ext.values(), str, index_t(sizeof(T))))
@@ -270,8 +270,7 @@ class TensorView : public indexable<TensorView<T, Rank, Ext, Layout>, Rank> {
 /// loom::view(ptr, shape(M, N), strides(1, M)) (column-major), any strides in elements.
 ///
 /// Always inlined, as the constructors are: returned from a call, a view comes back through
-/// memory, and reading it stalls on the narrower stores that wrote it (a 16^3 GEMM that makes its
-/// views per call spent ~10 % of its time in an out-of-line loom::view).
+/// memory, and reading it stalls on the narrower stores that wrote it (docs/tuning.md#small-gemm).
 /// Throws loom::shape_error naming the view, before anything runs, for a negative extent, a null
 /// pointer with a non-empty shape, or strides whose reach overflows 64 bits.
 template <class T, std::size_t R>
@@ -404,9 +403,9 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
 };
 
 /// Whether two views can touch a common byte: the aliasing checks of loom::run and loom::gemm.
-/// Inline, since a 16 x 16 GEMM makes two per ~80 ns call. Addresses compare as integers: `<`
-/// between pointers into different objects is unspecified, and <functional>'s std::less would
-/// cost every program that includes loom ~6 % of its compile.
+/// Inline, since a 16 x 16 GEMM makes two per call of under 100 ns. Addresses compare as integers:
+/// `<` between pointers into different objects is unspecified, and <functional>'s std::less would
+/// cost every program that includes loom compile time (docs/tuning.md#compile-time).
 template <class A, class B>
 LOOM_INLINE bool views_overlap(const A& a, const B& b) {
   const auto [a0, a1] = a.byte_span();

@@ -310,8 +310,8 @@ using operand_value_t = std::conditional_t<Expr<A>, value_t<std::conditional_t<E
 template <class Op, class A, class B>
 constexpr auto make_binary(const A& a, const B& b) {
   using T = operand_value_t<A, B>;
-  // Straight into the node: every copy of an access is a copy of its view (~100 bytes), and a
-  // 16^3 GEMM in index notation spent ~85 ns building its expression.
+  // Straight into the node: every copy of an access is a copy of its view (~100 bytes), which a
+  // small GEMM in index notation pays per call (docs/tuning.md#small-gemm).
   return binary<Op, lifted_t<T, A>, lifted_t<T, B>>(lift<T>(a), lift<T>(b));
 }
 template <class Op, class A, class B>

@@ -35,8 +35,8 @@ concept matrix = requires(V& v) {
   requires view_of<V>::rank == 2;
 };
 
-/// The alias error, out of line and cold: the overlap tests in make_problem stay inline (as two
-/// calls they were ~7 ns of a 16^3 product's ~90).
+/// The alias error, out of line and cold: the overlap tests in make_problem stay inline (as calls
+/// they were a visible share of a 16^3 product, docs/tuning.md#small-gemm).
 template <class C, class X>
 LOOM_COLD void throw_overlap(const C& c, const X& x, const char* role) {
   throw alias_error(detail::cat("loom::gemm: the output '", c.name(), "' overlaps ", role, " '", x.name(),
@@ -108,8 +108,8 @@ void run_views(const CV& c, const AV& a, const BV& b, T alpha, T beta, const Epi
 ///
 /// Always inlined: a caller that builds its views per call (as loom::Tensor's as_view() does)
 /// would otherwise hand them over through the stack, where gcc merges the stores of their strides
-/// and names into 32-byte stores that the callee's 8-byte loads cannot forward from. At 16^3 that
-/// stall was 11 of ~86 ns. Inlined, the views live in registers, and the strides of views built
+/// and names into 32-byte stores that the callee's 8-byte loads cannot forward from (at 16^3, an
+/// eighth of the call). Inlined, the views live in registers, and the strides of views built
 /// from static extents fold into the small path's dense test. The packed engine stays a call.
 template <class Policy = void, gemm_detail::matrix CM, gemm_detail::matrix AM, gemm_detail::matrix BM,
           class Epi = identity_epilogue>
@@ -134,7 +134,7 @@ LOOM_INLINE void gemm(CM&& C, const AM& A, const BM& B, typename gemm_detail::vi
     // Small products with contiguous rows in B and C skip the packing, straight from here with the
     // views in registers: static extents <= 64 on the fully unrolled path (their strides are
     // constants once inlined, and its dense test folds), run-time extents on the run-time path
-    // (through run_views and a problem struct it was ~5 ns more at 16^3). A column-major C goes
+    // (through run_views and a problem struct it costs more at 16^3). A column-major C goes
     // through run_views, which turns it into C^T = B^T A^T first.
     if (b.stride(1) == 1 && c.stride(1) == 1) {
       const index_t M = c.extent(0), N = c.extent(1), K = a.extent(1);

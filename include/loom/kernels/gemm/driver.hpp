@@ -113,11 +113,11 @@ struct row_slivers {
 
 /// Whether a thread reads the slivers of A in place (row-major A) instead of packing them, given
 /// how many slivers of B each meets. Packing reads and writes each element once (about a cycle
-/// each); with N = 64 (two slivers) that was ~20 % of a 3136 x 64 x 576 product. A sliver read in
-/// place is MR row streams, which the hardware prefetchers follow, at the price of more cache
-/// lines live at once: up to four uses it still wins (3136 x 128 x 576: 97 against 87 GFLOP/s on
-/// Zen 4) unless the rows are a multiple of 4 KiB apart. Then all MR of them fall in one L1 set
-/// (8 ways) and evict each other (1024 x 128 x 1024: 83 against 91), which only two uses repay.
+/// each), a visible share of a product with few slivers of B. A sliver read in place is MR row
+/// streams, which the hardware prefetchers follow, at the price of more cache lines live at once:
+/// up to four uses it still wins, unless the rows are a multiple of 4 KiB apart. Then all MR of
+/// them fall in one L1 set (8 ways) and evict each other, which only two uses repay
+/// (docs/tuning.md#gemm-blocking).
 template <class T>
 bool a_in_place(const matrix_ref<T>& a, index_t uses) {
   if (a.cs != 1) return false;
@@ -197,7 +197,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
           // it finds them in cache (B's rows can be a page apart: no hardware prefetcher follows).
           // The last, not the first: rows a large power of two apart share a few sets of L2, and
           // lines asked for four micro-tiles ahead were evicted again before the packing read
-          // them (64 x 4096 x 1024 on Zen 4: 88 -> 95 GFLOP/s at 1 thread, 183 -> 191 at 2).
+          // them (docs/tuning.md#gemm-blocking).
           // (Row-major B only: a column-major sliver has no rows to ask for.)
           const prefetch_rows<T> next_b = per_sliver && b.cs == 1 && q + 1 < cols.hi
                                               ? prefetch_rows<T>{b.at(pc, (q + 1) * NR).p, b.rs}
