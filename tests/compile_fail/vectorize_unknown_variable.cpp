@@ -1,5 +1,5 @@
 // expect: loom::split/tile/unroll/vectorize: the loop named is not a loop of this definition
-// compile_fail: run<schedule<vectorize<k>>> on a definition without k (issue 23's example).
+// compile_fail: run<schedule<vectorize<k>>> on a definition without k.
 #include <loom/loom.hpp>
 
 using namespace loom::vars;
