@@ -17,8 +17,17 @@ namespace loom {
 struct auto_schedule {};
 
 namespace detail {
+// The default is looked up only for auto_schedule: a user's schedule never instantiates it.
 template <class S, class Def>
-using resolve_schedule = std::conditional_t<std::is_same_v<S, auto_schedule>, default_schedule_t<Def>, S>;
+struct resolve_schedule_of {
+  using type = S;
+};
+template <class Def>
+struct resolve_schedule_of<auto_schedule, Def> {
+  using type = default_schedule_t<Def>;
+};
+template <class S, class Def>
+using resolve_schedule = typename resolve_schedule_of<S, Def>::type;
 
 /// Whether definition D passed its own checks (expr/definition.hpp's static_asserts, which have
 /// already reported): if not, nothing is scheduled, so those stay the only errors.
