@@ -229,6 +229,19 @@ TEST_CASE("default schedule: double, product, and two reductions in one expressi
                       return s + m;
                     }),
                     lt::tolerance<float>(N));
+      // Casts between types of different sizes, which vector lanes cannot do: scalar loops.
+      check_default("rd(i) = sum(j, cast<double>(Y(i, j)) * X(i, j))", rd,
+                    [&](const auto& o) { return o(i) = sum(j, loom::cast<double>(Y.view(i, j)) * X.view(i, j)); },
+                    reference<1>({M}, [&](const auto& a) {
+                      double s = 0;
+                      for (index_t b = 0; b < N; ++b) s += double(Y.view(a[0], b)) * X.view(a[0], b);
+                      return s;
+                    }),
+                    lt::tolerance<double>(N));
+      auto md = lt::make_buffer<double, 2>({M, N}, lt::layout::row_major, "md");
+      check_default("md(i, j) = cast<double>(Y(i, j)) + X(i, j)", md,
+                    [&](const auto& o) { return o(i, j) = loom::cast<double>(Y.view(i, j)) + X.view(i, j); },
+                    reference<2>({M, N}, [&](const auto& a) { return double(Y.view(a[0], a[1])) + X.view(a[0], a[1]); }), 0.0);
     }
   }
 }
