@@ -40,6 +40,16 @@ inline constexpr bool well_formed = [] {
          std::is_same_v<value_t<typename D::rhs_type>, typename D::value_type> && own_vars && bound;
 }();
 
+/// Whether the variables a specialize condition names are variables of definition D.
+template <class C, class D>
+inline constexpr bool condition_names_known_variables = true;
+template <auto V, index_t C, class D>
+inline constexpr bool condition_names_known_variables<extent_at_least<V, C>, D> =
+    meta::contains<typename D::vars, typename extent_at_least<V, C>::var>;
+template <auto V, auto O, class D>
+inline constexpr bool condition_names_known_variables<lanes_prefer<V, O>, D> =
+    meta::contains<typename D::vars, typename lanes_prefer<V, O>::var> && meta::contains<typename D::vars, typename lanes_prefer<V, O>::other>;
+
 /// The first problem of schedule S (a specialize: of its Then, else of its Else) for definition
 /// D. The directives are checked before plan<D, S> is instantiated, since a plan of a nest that
 /// stopped early has nothing more to say.
@@ -48,6 +58,7 @@ consteval schedule_problem first_problem() {
   if constexpr (!is_schedule_like<S>) {
     return schedule_problem::not_a_schedule;
   } else if constexpr (is_specialize<S>) {
+    if constexpr (!condition_names_known_variables<typename S::condition, D>) return schedule_problem::condition_unknown_variable;
     constexpr schedule_problem then_problem = first_problem<D, typename S::then_schedule>();
     if constexpr (then_problem != schedule_problem::none) return then_problem;
     else return first_problem<D, typename S::else_schedule>();
@@ -64,6 +75,9 @@ template <schedule_problem P>
 constexpr void report_schedule() {
   using enum schedule_problem;
   static_assert(P != not_a_schedule, "loom::run<S>: S must be a loom::schedule<...> or a loom::specialize<...> of schedules");
+  static_assert(P != condition_unknown_variable,
+                "loom::specialize: its condition (extent_at_least<V, Count> or lanes_prefer<V, Other>) names a variable that "
+                "is not a variable of this definition");
   // a directive's own parameters
   static_assert(P != interleave_parts, "loom::interleave<Parts>: Parts must be in [1, 16]");
   static_assert(P != prefetch_distance, "loom::prefetch<V, Distance>: Distance (in steps of V) must not be 0");

@@ -1,4 +1,4 @@
-// expect: loom::extent_at_least<V, Count>: V is not a variable of this definition
+// expect: loom::specialize: its condition .*names a variable that is not a variable of this definition
 // compile_fail: specialize on the extent of a variable the definition does not have (k).
 #include <loom/loom.hpp>
 

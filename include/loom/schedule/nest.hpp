@@ -20,6 +20,7 @@ enum class loop_kind { serial, unrolled, vectorized, parallel };
 enum class schedule_problem {
   none,
   not_a_schedule,
+  condition_unknown_variable,  // a specialize condition names a variable the definition lacks
   // a directive's own parameters, and applying the directives in order (this file)
   interleave_parts, prefetch_distance, large_blocks_factor, min_bytes_negative, split_twice, unknown_loop,
   split_factor, split_masked_tail, tile_same_loop, reorder_unknown_loop, reorder_twice, fuse_unknown_first,
