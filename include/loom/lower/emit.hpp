@@ -28,6 +28,46 @@ struct no_carry {};
 template <class Mode>
 inline constexpr bool is_vmode = requires { Mode::width; };
 
+/// A mode inside one of partition()'s blocks of Q: inner<Q> is known to run its whole trip (Whole)
+/// or part of it, so that loop compiles only the copy of its body that runs there.
+template <class Mode, class Q, bool Whole>
+struct trip_known : Mode {
+  using trip_parent = Q;
+  static constexpr bool trip_whole = Whole;
+};
+/// 1: Mode knows loop Y runs its whole trip; -1: part of it; 0: it does not know.
+template <class Mode, class Y>
+inline constexpr int trip_hint = [] {
+  if constexpr (requires { typename Mode::trip_parent; }) {
+    if constexpr (std::is_same_v<inner_loop<typename Mode::trip_parent>, Y>) return Mode::trip_whole ? 1 : -1;
+  }
+  return 0;
+}();
+/// NewMode, keeping what Mode knows about a trip.
+template <class Mode, class NewMode>
+struct keeping_trip_of {
+  using type = NewMode;
+};
+template <class Mode, class NewMode>
+  requires requires { typename Mode::trip_parent; }
+struct keeping_trip_of<Mode, NewMode> {
+  using type = trip_known<NewMode, typename Mode::trip_parent, Mode::trip_whole>;
+};
+template <class Mode, class NewMode>
+using keeping_trip = typename keeping_trip_of<Mode, NewMode>::type;
+
+/// A mode in which the block loop inner<Q> runs one point: a reduction block's partial last block
+/// of Q, one point at a time, compiles one copy of the loop's body instead of Q's factor copies.
+template <class Mode, class Q>
+struct one_point : Mode {
+  using one_point_of = Q;
+};
+template <class Mode, class Y>
+inline constexpr bool runs_one_point = [] {
+  if constexpr (requires { typename Mode::one_point_of; }) return std::is_same_v<inner_loop<typename Mode::one_point_of>, Y>;
+  else return false;
+}();
+
 template <class Plan>
 struct emitter {
   using splits = typename Plan::splits;
@@ -106,8 +146,8 @@ struct emitter {
   template <class Y>
   using tail_of = typename sched::split_of<splits, typename sched::inner_parent<Y>::type>::tail_type;
 
-  template <bool Contig, bool Masked>
-  using vector_mode = vmode<typename Plan::lane, Plan::width, Contig, Masked>;
+  template <class Mode, bool Masked>
+  using vector_mode = keeping_trip<Mode, vmode<typename Plan::lane, Plan::width, Mode::contiguous, Masked>>;
 
   // ---- the walk: loops at positions P..., then leaf.template at<Mode, Blk>(s, carry) ----
   // Values flow, nothing is shared: each level works on its own copy of the state, and the
@@ -133,14 +173,17 @@ struct emitter {
       constexpr index_t W = index_t(Plan::width);
       state c = s;
       act<Y>(c, lo);
-      if (known_full || n == W) {
-        carry = walk<vector_mode<Mode::contiguous, false>, Blk, Full>(rest, c, leaf, carry);
+      constexpr int hint = trip_hint<Mode, Y>;
+      if constexpr (hint > 0) {
+        carry = walk<vector_mode<Mode, false>, Blk, Full>(rest, c, leaf, carry);
+      } else if (hint == 0 && (known_full || n == W)) {
+        if constexpr (hint == 0) carry = walk<vector_mode<Mode, false>, Blk, Full>(rest, c, leaf, carry);
       } else if (n > 0) {
         if constexpr (std::is_same_v<tail_of<Y>, tail::guard>) {            //   scalar epilogue
           for (index_t t = 0; t < n; ++t) carry = step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
         } else {                                                             //   masked (or a shift with too few points)
           c.active = n;
-          carry = walk<vector_mode<Mode::contiguous, true>, Blk, Full>(rest, c, leaf, carry);
+          carry = walk<vector_mode<Mode, true>, Blk, Full>(rest, c, leaf, carry);
         }
       }
     } else if constexpr (strip_mined<P, Rest...>) {                          // outer<Q> + vector inner<Q>
@@ -165,9 +208,10 @@ struct emitter {
           return leaf.template partial<Mode>(c);
         }
       };
-      if (known_full || n == F) {
-        leaf.template commit<Mode>(s, pairwise<Leaf, 0, F>(value_at));
-      } else {
+      constexpr int hint = trip_hint<Mode, Y>;
+      if (hint > 0 || (hint == 0 && (known_full || n == F))) {
+        if constexpr (hint >= 0) leaf.template commit<Mode>(s, pairwise<Leaf, 0, F>(value_at));
+      } else if constexpr (hint <= 0) {
         auto v = value_at(std::integral_constant<index_t, 0>{});
         [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
           ((v = U + 1 < n ? Leaf::fold(v, value_at(std::integral_constant<index_t, U + 1>{})) : v), ...);
@@ -177,9 +221,14 @@ struct emitter {
     } else if constexpr (D::kind == loop_kind::unrolled || Plan::template block_loop<P>) {  // unrolled
       constexpr index_t F = Plan::template trip_of<P>;
       constexpr index_t stride = Plan::template block_stride<P>;
-      [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
-        ((carry = (known_full || U < n) ? step<Y, Mode, Blk + U * stride, Full>(rest, s, lo + U, leaf, carry) : carry), ...);
-      }(std::make_integer_sequence<index_t, F>{});
+      constexpr bool whole = known_full || trip_hint<Mode, Y> > 0;
+      if constexpr (runs_one_point<Mode, Y>) {
+        carry = step<Y, Mode, Blk, Full>(rest, s, lo, leaf, carry);  // n == 1
+      } else {
+        [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
+          ((carry = (whole || U < n) ? step<Y, Mode, Blk + U * stride, Full>(rest, s, lo + U, leaf, carry) : carry), ...);
+        }(std::make_integer_sequence<index_t, F>{});
+      }
     } else if constexpr (D::kind == loop_kind::parallel) {                   // OpenMP
       static_assert(std::is_empty_v<Carry>, "loom internal: nothing is carried across a parallel loop");
       const loom::detail::team_claim claim(n > 1 && leaf.points >= D::min_points ? n : 1);
@@ -278,17 +327,20 @@ struct emitter {
     // Under shift_inwards every block is whole, the last one moved back to end at the extent (when
     // there is a whole one); otherwise the whole blocks, then the partial one.
     const index_t whole = shift && n >= F ? (n + F - 1) / F : n / F;
+    // inner<Q> runs its whole trip in the whole blocks, part of it in the last one.
+    using whole_mode = trip_known<Mode, Q, true>;
+    using partial_mode = trip_known<Mode, Q, false>;
     state c = s;
     c.n[slot] = F;
     for (index_t t = 0; t < whole; ++t) {
       if constexpr (shift) c.lo[slot] = lo + t * F < lo + n - F ? lo + t * F : lo + n - F;
       else c.lo[slot] = lo + t * F;
-      carry = walk<Mode, Blk, Full>(rest, c, leaf, carry);
+      carry = walk<whole_mode, Blk, Full>(rest, c, leaf, carry);
     }
     if (whole * F < n) {
       c.lo[slot] = lo + whole * F;
       c.n[slot] = n - whole * F;
-      carry = walk<Mode, Blk, Full>(rest, c, leaf, carry);
+      carry = walk<partial_mode, Blk, Full>(rest, c, leaf, carry);
     }
     return carry;
   }
@@ -301,7 +353,7 @@ struct emitter {
     constexpr index_t W = index_t(Plan::width);
     constexpr std::size_t slot = sched::split_slot<splits, Q>;
     constexpr auto rest = std::index_sequence<Rest...>{};
-    using full_mode = vector_mode<Mode::contiguous, false>;
+    using full_mode = vector_mode<Mode, false>;
     const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
     const index_t whole = n / W;
     auto vector_at = [&](index_t start, index_t active) LOOM_LAMBDA_INLINE {
@@ -330,7 +382,7 @@ struct emitter {
       if constexpr (std::is_same_v<Tail, tail::guard>) {                    // scalar epilogue
         for (index_t u = 0; u < left; ++u) carry = step<Q, Mode, Blk, Full>(rest, s, lo + whole * W + u, leaf, carry);
       } else {                                                               // masked (or a shift with too few points)
-        carry = walk<vector_mode<Mode::contiguous, true>, Blk, Full>(rest, vector_at(lo + whole * W, left), leaf, carry);
+        carry = walk<vector_mode<Mode, true>, Blk, Full>(rest, vector_at(lo + whole * W, left), leaf, carry);
       }
     }
     return carry;
@@ -396,6 +448,52 @@ struct emitter {
     return walk<Mode, Blk, Full>(rest, c, leaf, carry);
   }
 
+  /// block_is_full's answer when the types alone give it (no block's range comes from an
+  /// enclosing loop): the reduction block is then compiled once, not twice.
+  static constexpr bool fullness_varies = [] {
+    bool varies = false;
+    meta::for_each_type<splits>([&]<class S>(S*) {
+      using P = typename S::parent;
+      constexpr std::size_t inner_pos = Plan::template pos_of_descendant<inner_loop<P>>;
+      constexpr std::size_t outer_pos = Plan::template pos_of_descendant<outer_loop<P>>;
+      if constexpr (inner_pos >= Plan::red_pos && inner_pos < Plan::N && Plan::template is_pure_at<inner_pos>)
+        varies = varies || outer_pos < Plan::red_pos;
+    });
+    return varies;
+  }();
+  static constexpr bool full_by_type = [] {
+    bool full = true;
+    meta::for_each_type<splits>([&]<class S>(S*) {
+      using P = typename S::parent;
+      constexpr std::size_t inner_pos = Plan::template pos_of_descendant<inner_loop<P>>;
+      constexpr std::size_t outer_pos = Plan::template pos_of_descendant<outer_loop<P>>;
+      if constexpr (inner_pos >= Plan::red_pos && inner_pos < Plan::N && Plan::template is_pure_at<inner_pos> && outer_pos >= Plan::red_pos)
+        full = full && Plan::template const_trip<P> % S::factor == 0;
+    });
+    return full;
+  }();
+  /// When one split alone makes a block partial (its outer loop outside the reduction, its inner
+  /// loop a block loop of the reduction outside the lanes, every other split full by type): its
+  /// position in splits, else splits::size. Its partial block then runs one point at a time.
+  static constexpr std::size_t one_point_split = [] {
+    std::size_t found = splits::size, count = 0, k = 0;
+    bool block_loop_outside_lanes = false;
+    meta::for_each_type<splits>([&]<class S>(S*) {
+      using P = typename S::parent;
+      constexpr std::size_t inner_pos = Plan::template pos_of_descendant<inner_loop<P>>;
+      constexpr std::size_t outer_pos = Plan::template pos_of_descendant<outer_loop<P>>;
+      if constexpr (inner_pos >= Plan::red_pos && inner_pos < Plan::N && Plan::template is_pure_at<inner_pos>) {
+        if constexpr (outer_pos < Plan::red_pos) {
+          ++count;
+          found = k;
+          block_loop_outside_lanes = std::is_same_v<typename meta::at<typename Plan::loops, inner_pos>::id, inner_loop<P>> &&
+                                     Plan::template block_loop<inner_pos> && (!Plan::vectorized || inner_pos < Plan::vec_pos);
+        }
+      }
+      ++k;
+    });
+    return count == 1 && block_loop_outside_lanes && full_by_type ? found : splits::size;
+  }();
   /// At the entry of the reduction block: will every constant-trip pure loop inside it run its
   /// whole trip? True when each split whose inner loop is inside the block either got a full
   /// range from an enclosing loop or divides a constant trip.

@@ -22,7 +22,7 @@ struct leaves {
 
   /// prefetch<V, D>: every input that moves along V, D steps of V ahead (see directives.hpp).
   /// Whether a run reads ahead is chosen once per run (ahead_t::on: the bytes it touches against
-  /// the directive's threshold, set by execute_bound with the run's other choices), as is the
+  /// the directive's threshold, set by walk_nest with the run's other choices), as is the
   /// distance of each input whose stride along V is known only at run time (prefetch_ahead): D
   /// steps, or simd::prefetch_fallback_bytes when D steps land beyond
   /// simd::prefetch_reach_bytes(). The choice is a test per leaf in the one nest, not a second
@@ -208,9 +208,25 @@ struct leaves {
       using Acc = std::conditional_t<vector_acc, simd::batch<T, Plan::width>, T>;
       block_t<Acc> acc;
       acc.fill(Acc(op::template identity<T>()));
-      if (E::block_is_full(s)) block<Mode, true>(s, acc);
+      if constexpr (!E::fullness_varies) block<Mode, E::full_by_type>(s, acc);  // one copy when the types decide
+      else if (E::block_is_full(s)) block<Mode, true>(s, acc);
+      else if constexpr (E::one_point_split < E::splits::size) partial_by_points<Mode>(s, acc);
       else block<Mode, false>(s, acc);
       return {};
+    }
+    /// The partial block of the one split that makes blocks partial, a point of it at a time:
+    /// one copy of the block's body, not a second copy of the whole block. At most one block a
+    /// run: out of line, so that it leaves the registers of the hot loop alone.
+    template <class Mode, class Acc>
+    LOOM_COLD void partial_by_points(const state& s, block_t<Acc> acc) const {
+      using Q = typename meta::at<typename E::splits, E::one_point_split>::parent;
+      constexpr std::size_t slot = sched::split_slot<typename E::splits, Q>;
+      state c = s;
+      c.n[slot] = 1;
+      for (index_t u = 0; u < s.n[slot]; ++u) {
+        c.lo[slot] = s.lo[slot] + u;
+        block<one_point<Mode, Q>, true>(c, acc);
+      }
     }
     template <class Mode, bool Full, class Acc>
     LOOM_INLINE void block(const state& s, block_t<Acc> acc) const {

@@ -251,16 +251,16 @@ struct default_schedule {
                               reorder<outer_loop<R>{}, outer_loop<inner_loop<R>>{}, L{}, inner_loop<inner_loop<R>>{}>,
                               vectorize<L{}>, par<outer_loop<R>>>;
       using one_at_a_time = schedule<split<R{}, 256>, reorder<outer_loop<R>{}, inner_loop<R>{}, L{}>, vectorize<L{}>, par<outer_loop<R>>>;
-      using ahead = reading_next_rows<folded<256>, R>;
-      using many_rows = specialize<touches_at_least<>,
-                                   specialize<extent_at_least<L{}, index_t{2048} / elem_bytes>, ahead, one_at_a_time>, folded<256>>;
+      // Long rows: one nest in and out of cache (prefetch<>'s threshold is the cache), not two.
+      using lean = reading_ahead_with<folded<256>, prefetch<R{}, 8>>;
+      using many_rows = specialize<extent_at_least<L{}, index_t{2048} / elem_bytes>, lean,
+                                   specialize<touches_at_least<>, one_at_a_time, lean>>;
       // (few rows that outgrow the cache are long: read ahead along them)
       using few_rows = reading_ahead_with<folded<64>, prefetch<L{}, along_row_ahead>>;
       using strips = typename red_block_1d<4, R>::type;
       using strips_of_lines = typename red_block_1d<1, R>::type;
       using under_64_rows = specialize<touches_at_least<>, specialize<extent_at_least<R{}, 16>, few_rows, strips_of_lines>, strips>;
       using type = specialize<extent_at_least<R{}, 512>, many_rows, specialize<extent_at_least<R{}, 64>, few_rows, under_64_rows>>;
-      using lean = reading_ahead_with<folded<256>, prefetch<R{}, 8>>;
     };
     // rs(i) = sum(j, X(i, j)) on a matrix that outgrows the cache with rows of 8 KiB or more: 8
     // rows at once, each with its own accumulator, read ahead where the target does (more misses
