@@ -368,8 +368,7 @@ struct emitter {
     if constexpr (std::is_same_v<Tail, tail::shift_inwards>) {
       // Halide's ShiftInwards: whole vectors, then one more whole vector moved back to end at the
       // extent. (Clamping every vector's start instead is one loop and one copy of the body, but a
-      // compare and a move per vector: Zen 3, 1 thread, the fused chain `max(a x + b, 0)
-      // sigmoid(c)` over 16M floats ran at 92 % of a hand-written loop's speed that way, 95 % so.)
+      // compare and a move per vector, which the fused chains measurably pay: docs/tuning.md#tails.)
       if (whole > 0) {
         carry = whole_vectors<full_mode, Blk, Full>(rest, lo, whole, s.interleaved, vector_at, leaf, carry);
         if (left > 0) carry = walk<full_mode, Blk, Full>(rest, vector_at(lo + n - W, W), leaf, carry);
@@ -398,8 +397,8 @@ struct emitter {
     constexpr index_t K = Plan::interleave_parts;
     if constexpr (K > 1) {
       // Not interleaved, the vectors run in the plain loop below, a second copy of the body: the
-      // passes below with one part and no parts ran `x + c` over 2^18 floats (in cache) at half
-      // its speed (g++ 12 -O3, Zen 3: 31-46 against 64 GB/s at 1 thread).
+      // passes below with one part and no parts ran in-cache loops at half speed
+      // (docs/tuning.md#interleaved-streams).
       if (interleaved) {
         const auto& il_leaf = knowing_read_ahead<true>(leaf);
         // Parts an odd number of cache lines long, so no two start a power of two apart: parts
@@ -428,9 +427,9 @@ struct emitter {
 
   /// When prefetch<> and interleave<> choose by the same threshold, a run reads ahead exactly when
   /// it interleaves: the interleaved loop then reads ahead and the plain one does not, known at
-  /// compile time, instead of a test per vector. (The test cost the fused chain over 16M floats
-  /// 7 % at 1 and 2 threads, Zen 3: it took two vector registers from the loop, whose constants
-  /// were then reloaded every vector.) Other leaves, and other thresholds, keep the test.
+  /// compile time, instead of a test per vector. (The test took two vector registers from the
+  /// loop, whose constants were then reloaded every vector: docs/tuning.md#interleaved-streams.)
+  /// Other leaves, and other thresholds, keep the test.
   template <bool On, class Leaf>
   static LOOM_INLINE decltype(auto) knowing_read_ahead(const Leaf& leaf) {
     if constexpr (Plan::prefetches && Plan::interleave_parts > 1 && Plan::prefetch_min_bytes == Plan::interleave_min_bytes &&
