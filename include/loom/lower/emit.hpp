@@ -447,27 +447,30 @@ struct emitter {
     return walk<Mode, Blk, Full>(rest, c, leaf, carry);
   }
 
-  /// block_is_full's answer when the types alone give it (no block's range comes from an
-  /// enclosing loop): the reduction block is then compiled once, not twice.
-  static constexpr bool fullness_varies = [] {
-    bool varies = false;
+  /// Calls f.template operator()<S, InnerPos, OuterPos>() for each split S whose inner loop is a
+  /// pure loop inside the reduction block: the splits that decide whether a block is full.
+  template <class F>
+  static constexpr void for_each_block_split(F&& f) {
     meta::for_each_type<splits>([&]<class S>(S*) {
       using P = typename S::parent;
       constexpr std::size_t inner_pos = Plan::template pos_of_descendant<inner_loop<P>>;
       constexpr std::size_t outer_pos = Plan::template pos_of_descendant<outer_loop<P>>;
       if constexpr (inner_pos >= Plan::red_pos && inner_pos < Plan::N && Plan::template is_pure_at<inner_pos>)
-        varies = varies || outer_pos < Plan::red_pos;
+        f.template operator()<S, inner_pos, outer_pos>();
     });
+  }
+
+  /// block_is_full's answer when the types alone give it (no block's range comes from an
+  /// enclosing loop): the reduction block is then compiled once, not twice.
+  static constexpr bool fullness_varies = [] {
+    bool varies = false;
+    for_each_block_split([&]<class S, std::size_t I, std::size_t O>() { varies = varies || O < Plan::red_pos; });
     return varies;
   }();
   static constexpr bool full_by_type = [] {
     bool full = true;
-    meta::for_each_type<splits>([&]<class S>(S*) {
-      using P = typename S::parent;
-      constexpr std::size_t inner_pos = Plan::template pos_of_descendant<inner_loop<P>>;
-      constexpr std::size_t outer_pos = Plan::template pos_of_descendant<outer_loop<P>>;
-      if constexpr (inner_pos >= Plan::red_pos && inner_pos < Plan::N && Plan::template is_pure_at<inner_pos> && outer_pos >= Plan::red_pos)
-        full = full && Plan::template const_trip<P> % S::factor == 0;
+    for_each_block_split([&]<class S, std::size_t I, std::size_t O>() {
+      if constexpr (O >= Plan::red_pos) full = full && Plan::template const_trip<typename S::parent> % S::factor == 0;
     });
     return full;
   }();
@@ -475,21 +478,15 @@ struct emitter {
   /// loop a block loop of the reduction outside the lanes, every other split full by type): its
   /// position in splits, else splits::size. Its partial block then runs one point at a time.
   static constexpr std::size_t one_point_split = [] {
-    std::size_t found = splits::size, count = 0, k = 0;
+    std::size_t found = splits::size, count = 0;
     bool block_loop_outside_lanes = false;
-    meta::for_each_type<splits>([&]<class S>(S*) {
-      using P = typename S::parent;
-      constexpr std::size_t inner_pos = Plan::template pos_of_descendant<inner_loop<P>>;
-      constexpr std::size_t outer_pos = Plan::template pos_of_descendant<outer_loop<P>>;
-      if constexpr (inner_pos >= Plan::red_pos && inner_pos < Plan::N && Plan::template is_pure_at<inner_pos>) {
-        if constexpr (outer_pos < Plan::red_pos) {
-          ++count;
-          found = k;
-          block_loop_outside_lanes = std::is_same_v<typename meta::at<typename Plan::loops, inner_pos>::id, inner_loop<P>> &&
-                                     Plan::template block_loop<inner_pos> && (!Plan::vectorized || inner_pos < Plan::vec_pos);
-        }
+    for_each_block_split([&]<class S, std::size_t I, std::size_t O>() {
+      if constexpr (O < Plan::red_pos) {
+        ++count;
+        found = meta::index_of<splits, S>;
+        block_loop_outside_lanes = std::is_same_v<typename meta::at<typename Plan::loops, I>::id, inner_loop<typename S::parent>> &&
+                                   Plan::template block_loop<I> && (!Plan::vectorized || I < Plan::vec_pos);
       }
-      ++k;
     });
     return count == 1 && block_loop_outside_lanes && full_by_type ? found : splits::size;
   }();
@@ -498,17 +495,10 @@ struct emitter {
   /// range from an enclosing loop or divides a constant trip.
   static LOOM_INLINE bool block_is_full(const state& s) {
     bool full = true;
-    meta::for_each_type<splits>([&]<class S>(S*) {
+    for_each_block_split([&]<class S, std::size_t I, std::size_t O>() {
       using P = typename S::parent;
-      constexpr std::size_t inner_pos = Plan::template pos_of_descendant<inner_loop<P>>;
-      constexpr std::size_t outer_pos = Plan::template pos_of_descendant<outer_loop<P>>;
-      if constexpr (inner_pos >= Plan::red_pos && inner_pos < Plan::N && Plan::template is_pure_at<inner_pos>) {
-        if constexpr (outer_pos < Plan::red_pos) {
-          full = full && s.n[sched::split_slot<splits, P>] == factor_of<P>(s);
-        } else {
-          full = full && Plan::template const_trip<P> % S::factor == 0;
-        }
-      }
+      if constexpr (O < Plan::red_pos) full = full && s.n[sched::split_slot<splits, P>] == factor_of<P>(s);
+      else full = full && Plan::template const_trip<P> % S::factor == 0;
     });
     return full;
   }
