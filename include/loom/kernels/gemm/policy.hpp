@@ -67,8 +67,8 @@ concept GemmPolicy = requires {
 
 namespace gemm_detail {
 
-// Sizes of this machine's caches the defaults are derived from (per core): L1d 32-48 KiB, L2
-// 1-2 MiB on current AVX-512 parts (Zen 4/5, Sapling/Ice Lake server), 256 KiB-1 MiB on AVX2 ones.
+// The per-core cache sizes the defaults are derived from: the smallest L1d and L2 of the parts
+// each target is meant for (docs/tuning.md#gemm-blocking lists them).
 inline constexpr index_t l1_bytes = 48 * 1024;
 inline constexpr index_t l2_bytes = 1024 * 1024;
 
