@@ -13,9 +13,6 @@
 
 namespace loom {
 
-/// Use the default schedule (loom::run(def) and loom::run<loom::auto_schedule>(def) are the same).
-struct auto_schedule {};
-
 namespace detail {
 // The default is looked up only for auto_schedule: a user's schedule never instantiates it.
 template <class S, class Def>

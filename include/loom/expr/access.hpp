@@ -13,6 +13,7 @@
 
 #include "../core/error.hpp"
 #include "../core/layout.hpp"
+#include "../core/region.hpp"
 #include "../simd/memory.hpp"
 #include "../simd/prefetch.hpp"
 #include "index.hpp"
@@ -32,6 +33,24 @@ concept BlockRow = requires(const C& c) {
   typename C::var;
   C::row;
   c.first;
+};
+
+/// The first value of every variable of a run that starts at 0 (any run whose output is not a
+/// region of a larger index space).
+struct zero_starts {
+  template <class V>
+  static constexpr index_t start() { return 0; }
+};
+
+/// The first value of each of Vars (a run computing a region: its output's origin).
+template <class Vars>
+struct var_starts {
+  std::array<index_t, Vars::size == 0 ? 1 : Vars::size> first{};
+  template <class V>
+  index_t start() const {
+    if constexpr (meta::contains<Vars, V>) return first[meta::index_of<Vars, V>];
+    else return 0;
+  }
 };
 
 template <class View, IndexExpr... Idx>
@@ -70,13 +89,19 @@ struct access : expr_node {
   }
 
   // ---- binding ----
-  void bind() {
+  /// Binds the access for a run whose variables start at `st` (zero_starts, or the first index
+  /// of a region the run computes): base is the address at the nest's first point, minus the
+  /// view's own origin when it holds a box of a larger index space (core/region.hpp).
+  template <class Starts = zero_starts>
+  void bind(const Starts& st = {}) {
     index_t off = 0;
     var_stride.fill(0);
     [&]<std::size_t... D>(std::index_sequence<D...>) {
-      ((off += std::get<D>(idx).offset() * view.stride(D),
+      ((off += (std::get<D>(idx).offset() - origin_of(view, D)) * view.stride(D),
         add_strides(std::get<D>(idx), view.stride(D))), ...);
     }(std::make_index_sequence<rank>{});
+    if constexpr (!std::is_same_v<Starts, zero_starts>)
+      meta::for_each_type<vars>([&]<class V>(V*) { off += st.template start<V>() * var_stride[meta::index_of<vars, V>]; });
     base = view.data() + off;
   }
   template <class V>
@@ -85,14 +110,15 @@ struct access : expr_node {
     else return 0;
   }
 
-  /// Checks every dimension's index range against the extent; `ext` gives each variable's
-  /// extent. An access whose variables have an empty range is never evaluated: not checked.
-  template <class Ext>
-  void check_bounds(const Ext& ext) const {
+  /// Checks every dimension's index range against the view's; `ext` gives each variable's
+  /// extent and `st` its first value. An access whose variables have an empty range is never
+  /// evaluated: not checked.
+  template <class Ext, class Starts = zero_starts>
+  void check_bounds(const Ext& ext, const Starts& st = {}) const {
     bool empty = false;
     meta::for_each_type<vars>([&]<class V>(V*) { empty = empty || ext.template extent<V>() == 0; });
     if (empty) return;
-    [&]<std::size_t... D>(std::index_sequence<D...>) { (check_dim<D>(ext), ...); }(std::make_index_sequence<rank>{});
+    [&]<std::size_t... D>(std::index_sequence<D...>) { (check_dim<D>(ext, st), ...); }(std::make_index_sequence<rank>{});
   }
 
   // ---- evaluation ----
@@ -229,16 +255,19 @@ struct access : expr_node {
     });
   }
 
-  template <std::size_t D, class Ext>
-  void check_dim(const Ext& ext) const {
+  template <std::size_t D, class Ext, class Starts>
+  void check_dim(const Ext& ext, const Starts& st) const {
     const auto& e = std::get<D>(idx);
     index_t lo = e.offset(), hi = e.offset();
     meta::for_each_type<typename std::tuple_element_t<D, std::tuple<Idx...>>::vars>([&]<class V>(V*) {
+      const index_t first = e.template coef<V>() * st.template start<V>();
+      lo += first;
+      hi += first;
       const index_t k = e.template coef<V>() * (ext.template extent<V>() - 1);
       (k < 0 ? lo : hi) += k;
     });
-    const index_t n = view.extent(D);
-    if (lo < 0 || hi >= n) fail_dim<D>(lo, hi, n);
+    const index_t o = origin_of(view, D), n = view.extent(D);
+    if (lo < o || hi >= o + n) fail_dim<D>(lo, hi, n);
   }
   /// The error check_dim throws, out of line and cold: only a failing run calls it.
   template <std::size_t D>

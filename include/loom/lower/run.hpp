@@ -66,6 +66,23 @@ void infer_extents(const Def& d, State& s) {
   });
 }
 
+/// Where the run's variables start: the output's origin when it is a region of a larger index
+/// space (a pipeline stage computed over a box), else 0 for every variable (by type).
+template <class Def>
+auto starts_of(const Def& d) {
+  using View = typename Def::lhs_type::view_type;
+  if constexpr (!has_origin<View>) {
+    return zero_starts{};
+  } else {
+    var_starts<typename Def::vars> st;
+    using out_idx = typename Def::lhs_type::index_types;
+    [&]<std::size_t... D>(std::index_sequence<D...>) {
+      ((st.first[meta::index_of<typename Def::vars, meta::at<out_idx, D>>] = d.lhs.view.origin(D)), ...);
+    }(std::make_index_sequence<Def::lhs_type::rank>{});
+    return st;
+  }
+}
+
 /// dst = src elementwise, any strides (same extents).
 template <class Dst, class Src>
 void copy_view(const Dst& dst, const Src& src) {
@@ -225,17 +242,30 @@ void run_chunked(const Def& def, const State& s) {
   pshape[0] = chunks;
   for (std::size_t d = 0; d < rank; ++d) pshape[d + 1] = def.lhs.view.extent(d);
   const index_t outsize = def.lhs.view.size();
-  // The partials live in this thread's scratch buffer: reused from run to run.
-  TensorView<T, rank + 1, dims<rank + 1>, layout_right> partial(
-      scratch<T, chunk_partials>(std::size_t(chunks * outsize)), dims<rank + 1>(pshape), tensor_name("partial"));
+  // The partials live in this thread's scratch buffer: reused from run to run. Over a region of
+  // the output they are indexed as the output is (its origin), so every access binds alike.
+  constexpr bool region = has_origin<typename Def::lhs_type::view_type>;
+  using PAll = std::conditional_t<region, region_view<T, rank + 1>, TensorView<T, rank + 1, dims<rank + 1>, layout_right>>;
+  using PView = std::conditional_t<region, region_view<T, rank>, TensorView<T, rank, dims<rank>, layout_right>>;
+  auto as_partial = [&]<class V>(T* data, const shape_t<V::rank>& e, std::type_identity<V>) {
+    TensorView<T, V::rank, dims<V::rank>, layout_right> v(data, dims<V::rank>(e), tensor_name("partial"));
+    if constexpr (region) {
+      shape_t<V::rank> o{};
+      for (std::size_t d = 0; d < rank; ++d) o[d + V::rank - rank] = def.lhs.view.origin(d);
+      return V(v, o);
+    } else {
+      return v;
+    }
+  };
+  const PAll partial = as_partial(scratch<T, chunk_partials>(std::size_t(chunks * outsize)), pshape, std::type_identity<PAll>{});
+  const auto starts = starts_of(def);
 
   const auto& red = lower::scheduled_reduction(def.rhs);
   using Red = std::remove_cvref_t<decltype(red)>;
-  using PView = TensorView<T, rank, dims<rank>, layout_right>;  // the partials are dense rows
   auto chunk_def = [&]<class... P>(meta::list<P...>*, index_t c) {
     shape_t<rank> e{};
     for (std::size_t d = 0; d < rank; ++d) e[d] = def.lhs.view.extent(d);
-    PView pv(partial.data() + c * outsize, dims<rank>(e), tensor_name("partial"));
+    const PView pv = as_partial(partial.data() + c * outsize, e, std::type_identity<PView>{});
     return definition<access<PView, P...>, Red, assign_set>(access<PView, P...>(pv, P{}...), red);
   };
   using PDef = decltype(chunk_def(static_cast<pure*>(nullptr), 0));
@@ -249,9 +279,9 @@ void run_chunked(const Def& def, const State& s) {
   LOOM_PRAGMA(omp parallel for schedule(static) if (team > 1) num_threads(team))
   for (index_t c = 0; c < chunks; ++c) {
     PDef d = chunk_def(static_cast<pure*>(nullptr), c);
-    d.lhs.bind();
+    d.lhs.bind(starts);
     d.rhs.for_each_access([&](auto& a) {
-      a.bind();
+      a.bind(starts);
       a.base += a.template stride_of<R>() * c * F;  // this chunk's first k
     });
     PState ps;
@@ -292,8 +322,9 @@ bool check_run(const Def& def, State& s, index_t& points) {
   meta::for_each_type<typename Def::scheduled_rvars>([&]<class V>(V*) { points *= std::max<index_t>(s.template extent<V>(), 1); });
 
   // Bounds: every access, before anything runs.
-  def.lhs.check_bounds(s);
-  def.rhs.for_each_access([&](const auto& a) { a.check_bounds(s); });
+  const auto starts = starts_of(def);
+  def.lhs.check_bounds(s, starts);
+  def.rhs.for_each_access([&](const auto& a) { a.check_bounds(s, starts); });
   return true;
 }
 
@@ -356,7 +387,8 @@ LOOM_COLD void run_through_temporary(const Def& def, bool reads_output, Body& bi
   Tensor<typename Def::value_type, OutView::rank, typename OutView::extents_type> tmp(def.lhs.view.extents().values(),
                                                                                      def.lhs.view.name());
   if (reads_output) copy_view(tmp.view(), def.lhs.view);
-  bind_and_run(tmp.view());
+  if constexpr (has_origin<OutView>) bind_and_run(OutView(tmp.view(), def.lhs.view.origins()));
+  else bind_and_run(tmp.view());
   copy_view(def.lhs.view, tmp.view());
 }
 
@@ -370,11 +402,12 @@ void run_bound(const Def& def, bool reads_output, Body&& body) {
   def.rhs.for_each_access([&](const auto& a) { aliased = aliased || views_overlap(def.lhs.view, a.view); });
   // Takes the output view as its own type (a temporary's layout_right view converts), so the body
   // is compiled once.
+  const auto starts = starts_of(def);
   auto bind_and_run = [&](const typename Def::lhs_type::view_type& out) {
     Def d = def;
     d.lhs.view = out;
-    d.lhs.bind();
-    d.rhs.for_each_access([](auto& a) { a.bind(); });
+    d.lhs.bind(starts);
+    d.rhs.for_each_access([&](auto& a) { a.bind(starts); });
     body(d);
   };
   if (!aliased)

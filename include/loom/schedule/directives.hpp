@@ -148,6 +148,10 @@ struct large_blocks {
   static constexpr index_t min_bytes = MinBytes;
 };
 
+/// Use the default schedule (loom::run(def) and loom::run<loom::auto_schedule>(def) are the same;
+/// in a pipeline, a stage without loop directives gets it).
+struct auto_schedule {};
+
 /// A schedule: directives applied in order.
 template <class... Directives>
 struct schedule {};
