@@ -59,8 +59,11 @@ template <template <class> class Rename = std::type_identity>
 struct tree_map {
   template <class F, class T>
   static constant<T> apply(const constant<T>& n, F&) { return n; }
-  template <class F, class V, class... I>
-  static auto apply(const access<V, I...>& n, F& f) { return f(n); }
+  // An access as its own type (every access node lists itself: access, or expr/boundary.hpp's
+  // boundary_access, which f must see as one).
+  template <class F, class A>
+    requires std::is_same_v<typename A::accesses, meta::list<A>>
+  static auto apply(const A& n, F& f) { return f(n); }
   template <class F, class Op, class A>
   static auto apply(const unary<Op, A>& n, F& f) {
     auto a = apply(n.a, f);

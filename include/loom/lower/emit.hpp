@@ -233,16 +233,22 @@ struct emitter {
       static_assert(std::is_empty_v<Carry>, "loom internal: nothing is carried across a parallel loop");
       const loom::detail::team_claim claim(n > 1 && leaf.points >= D::min_points ? n : 1);
       [[maybe_unused]] const int team = claim.size();
-      LOOM_PRAGMA(omp parallel if (team > 1) num_threads(team))
-      {
-        LOOM_PRAGMA(omp for schedule(static) nowait)
-        for (index_t t = 0; t < n; ++t) {
-          const Leaf own = leaf;
-          step<Y, Mode, Blk, Full>(rest, s, lo + t, own, carry);
+      if (team > 1) {
+        LOOM_PRAGMA(omp parallel num_threads(team))
+        {
+          LOOM_PRAGMA(omp for schedule(static) nowait)
+          for (index_t t = 0; t < n; ++t) {
+            const Leaf own = leaf;
+            step<Y, Mode, Blk, Full>(rest, s, lo + t, own, carry);
+          }
+          if constexpr (streams<Leaf>) {
+            if (leaf.stream) simd::stream_fence();  // each thread orders its own streaming stores
+          }
         }
-        if constexpr (streams<Leaf>) {
-          if (leaf.stream) simd::stream_fence();  // each thread orders its own streaming stores
-        }
+      } else {
+        // One thread: no parallel region at all (opening one costs ~1 us even for a team of one,
+        // which a pipeline's per-row stage runs would pay thousands of times).
+        for (index_t t = 0; t < n; ++t) step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
       }
     } else if constexpr (partitioned<P, Rest...>) {                          // serial outer<Q>: whole blocks, then the rest
       carry = partition<typename sched::outer_parent<Y>::type, Mode, Blk, Full>(rest, s, leaf, carry);

@@ -243,16 +243,20 @@ struct stage_graph {
     std::vector<int> missing(n), order(n), next(n + 1, 0);
     std::vector<char> done(n, 0);
     for (std::size_t k = 0; k < n; ++k) missing[k] = static_cast<int>(inputs[k].size());
-    auto take = [&](int k, int delta) {
-      done[static_cast<std::size_t>(k)] = delta < 0;
-      for (int c : consumers[static_cast<std::size_t>(k)]) missing[static_cast<std::size_t>(c)] += delta;
+    auto place = [&](int k) {
+      done[static_cast<std::size_t>(k)] = 1;
+      for (int c : consumers[static_cast<std::size_t>(k)]) --missing[static_cast<std::size_t>(c)];
+    };
+    auto unplace = [&](int k) {
+      done[static_cast<std::size_t>(k)] = 0;
+      for (int c : consumers[static_cast<std::size_t>(k)]) ++missing[static_cast<std::size_t>(c)];
     };
     std::size_t depth = 0;  // order[0, depth) is fixed; next[depth] is the next stage to try there
     while (true) {
       if (depth == n) {
         if (!visit(static_cast<const std::vector<int>&>(order))) return;
         if (n == 0) return;
-        take(order[--depth], +1);
+        unplace(order[--depth]);
         continue;
       }
       int k = next[depth];
@@ -260,11 +264,11 @@ struct stage_graph {
       if (k < stages) {
         order[depth] = k;
         next[depth] = k + 1;
-        take(k, -1);
+        place(k);
         next[++depth] = 0;
       } else {
         if (depth == 0) return;
-        take(order[--depth], +1);
+        unplace(order[--depth]);
       }
     }
   }
@@ -393,7 +397,7 @@ inline order_plan plan_order(const std::vector<stage_node>& dag, std::vector<int
   }
   graph.uses_of(result.order, step_of, uses);
   for (std::size_t k = 0; k < dag.size(); ++k) uses[k].bytes = dag[k].out_bytes;
-  result.memory = plan_memory(uses);
+  planner.plan(uses, result.memory);
   return result;
 }
 
@@ -420,7 +424,7 @@ inline std::string describe(const memory_plan& plan, const std::vector<buffer_us
       s += c == 0 ? "" : "  ";
       if (c == 2) {  // the steps read best left-aligned
         s += cell[c];
-        if (c + 1 < 4) s.append(width[c] - cell[c].size(), ' ');
+        s.append(width[c] - cell[c].size(), ' ');
       } else {
         s.append(width[c] - cell[c].size(), ' ');
         s += cell[c];

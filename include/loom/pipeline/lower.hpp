@@ -8,6 +8,7 @@
 
 #include "../expr/transform.hpp"
 #include "../lower/plan.hpp"
+#include "../schedule/specialize.hpp"
 #include "../tune/default_schedule.hpp"
 #include "pipeline.hpp"
 #include "schedule.hpp"
@@ -64,6 +65,7 @@ struct loop_schedule_of<meta::list<D...>> {
   using loops = meta::filter<meta::list<D...>, is_loop_directive>;
   using type = decltype([]<class... L>(meta::list<L...>*) {
     if constexpr (sizeof...(L) == 0) return auto_schedule{};
+    else if constexpr (sizeof...(L) == 1 && (is_schedule_like<L> && ...)) return (L{}, ...);  // a whole schedule
     else return schedule<L...>{};
   }(static_cast<loops*>(nullptr)));
 };
@@ -82,15 +84,19 @@ auto inline_into(const E& e, const P& producer) {
   using Id = written_stage_t<P>;
   using lhs_vars = typename P::lhs_type::index_types;
   auto f = [&]<class A>(const A& a) {
-    if constexpr (reads_stage<A> && std::is_same_v<typename A::view_type::tag_type, Id>) {
-      return [&]<class... V>(meta::list<V...>*) {
-        return std::apply(
-            [&](const auto&... idx) {
-              index_substitution<meta::list<V...>, std::remove_cvref_t<decltype(idx)>...> sub{{idx...}};
-              return substitute(producer.rhs, sub);
-            },
-            a.idx);
-      }(static_cast<lhs_vars*>(nullptr));
+    if constexpr (reads_stage<A>) {
+      if constexpr (std::is_same_v<typename A::view_type::tag_type, Id>) {
+        return [&]<class... V>(meta::list<V...>*) {
+          return std::apply(
+              [&](const auto&... idx) {
+                index_substitution<meta::list<V...>, std::remove_cvref_t<decltype(idx)>...> sub{{idx...}};
+                return substitute(producer.rhs, sub);
+              },
+              a.idx);
+        }(static_cast<lhs_vars*>(nullptr));
+      } else {
+        return a;
+      }
     } else {
       return a;
     }

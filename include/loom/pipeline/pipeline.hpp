@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // loom/pipeline/pipeline.hpp — loom::pipeline(def1, def2, ...): definitions in the order they are
 // computed, the last writing a tensor (the pipeline's output). Stages (Funcs) connect them. The
-// object owns the buffers of its stored stages, kept from run to run, so a stage computed into a
-// buffer costs no allocation (and no page faults) after the first run.
+// object owns one arena for its stages computed at root, planned from their live ranges (greedy
+// by size, pipeline/arena.hpp) and kept from run to run, so a stored stage costs no allocation
+// (and no page faults) after the first run.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "../expr/definition.hpp"
+#include "arena.hpp"
 #include "func.hpp"
 
 namespace loom {
@@ -118,7 +120,8 @@ class stage_buffer {
 
 }  // namespace detail
 
-/// The definitions of a pipeline and the storage of its stored stages. Built by loom::pipeline.
+/// The definitions of a pipeline and the arena of its stages computed at root. Built by
+/// loom::pipeline.
 template <class... Defs>
 class Pipeline {
  public:
@@ -126,24 +129,35 @@ class Pipeline {
   explicit Pipeline(const Defs&... d) : defs_(d...) {}
 
   const std::tuple<Defs...>& definitions() const { return defs_; }
-  /// The bytes its stored stages hold now (kept for the next run).
-  std::size_t buffer_bytes() const {
-    std::size_t n = 0;
-    for (const auto& b : buffers_) n += b.bytes();
-    return n;
+  /// The bytes its arena holds now (kept for the next run).
+  std::size_t buffer_bytes() const { return arena_.bytes(); }
+  /// Frees the arena (the next run allocates it again).
+  void release_buffers() {
+    arena_ = detail::stage_buffer();
+    plan_ = {};
   }
-  /// Frees the stored stages' buffers (the next run allocates them again).
-  void release_buffers() { buffers_.clear(); }
 
-  /// The buffer of stored stage k (internal: used by loom::run).
-  detail::stage_buffer& buffer(std::size_t k) {
-    if (buffers_.size() <= k) buffers_.resize(k + 1);
-    return buffers_[k];
+  /// The arena's plan for stages of these sizes, planned again only when the sizes change
+  /// (internal: used by loom::run).
+  struct arena_plan {
+    std::vector<std::size_t> bytes;  // per stage that runs at root (0: a tensor output)
+    order_plan plan;
+    std::vector<buffer_use> uses;
+  };
+  const arena_plan& plan_for(const std::vector<std::size_t>& bytes, const std::vector<stage_node>& dag, const std::vector<int>& outputs) {
+    if (dag.empty() || (!plan_.plan.order.empty() && plan_.bytes == bytes)) return plan_;
+    plan_.bytes = bytes;
+    plan_.plan = plan_order(dag, outputs);
+    plan_.uses = buffer_uses(dag, plan_.plan.order, outputs);
+    return plan_;
   }
+  /// The arena, at least `bytes` long (internal: used by loom::run).
+  std::byte* arena(std::size_t bytes) { return static_cast<std::byte*>(arena_.get(std::max<std::size_t>(bytes, 64))); }
 
  private:
   std::tuple<Defs...> defs_;
-  std::vector<detail::stage_buffer> buffers_;
+  detail::stage_buffer arena_;
+  arena_plan plan_;
 };
 
 template <class T>

@@ -10,13 +10,20 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <vector>
 
 #include "../core/scratch.hpp"
 #include "../core/threads.hpp"
+#include "../lower/check.hpp"
 #include "../lower/run.hpp"
+#include "arena.hpp"
+#include "hoist.hpp"
 #include "lower.hpp"
 
 namespace loom {
+
+template <class... Stages, class... Defs>
+void run(Pipeline<Defs...>& p);
 
 namespace detail {
 
@@ -60,8 +67,15 @@ inline void widen(box& into, std::size_t d, index_t lo, index_t hi, bool fresh) 
 
 /// The extents of a stage's run over box b: its pure variables from b, its reduction variables
 /// from the tensors they index on their own (all must agree), which is where they are defined.
-template <class Def>
-checked_state<Def> stage_extents(const Def& d, const box& b) {
+/// A reduction variable that indexes only stages gets the extent `from_stage(access, dimension)`
+/// gives (the pipeline's natural extent of that stage dimension; -1 if none).
+struct no_stage_extents {
+  template <class A>
+  index_t operator()(const A&, std::size_t) const { return -1; }
+};
+
+template <class Def, class FromStage = no_stage_extents>
+checked_state<Def> stage_extents(const Def& d, const box& b, const FromStage& from_stage = {}) {
   using vars = typename Def::vars;
   checked_state<Def> s;
   using out_idx = typename Def::lhs_type::index_types;
@@ -88,10 +102,28 @@ checked_state<Def> stage_extents(const Def& d, const box& b) {
       }(std::make_index_sequence<A::rank>{});
     }
   });
+  // Variables only stages give an extent: the extent of that stage's dimension where the stage
+  // is defined (the tensors its definition reads along it).
+  if constexpr (rv::size > 0) {
+    d.rhs.for_each_access([&](const auto& a) {
+      using A = std::remove_cvref_t<decltype(a)>;
+      if constexpr (reads_stage<A>) {
+        [&]<std::size_t... D>(std::index_sequence<D...>) {
+          ([&] {
+            using I = meta::at<typename A::index_types, D>;
+            if constexpr (is_var<I> && meta::contains<rv, I>) {
+              index_t& e = s.ext[meta::index_of<vars, I>];
+              if (e < 0) e = from_stage(a, D);
+            }
+          }(), ...);
+        }(std::make_index_sequence<A::rank>{});
+      }
+    });
+  }
   meta::for_each_type<rv>([&]<class V>(V*) {
     if (s.ext[meta::index_of<vars, V>] < 0)
       throw shape_error(detail::cat("loom::shape_error: reduction variable ", V::name(),
-                                    " indexes no tensor dimension on its own (only stages), so its extent is unknown"));
+                                    " indexes no tensor dimension on its own, and no stage it indexes has a known extent there"));
   });
   return s;
 }
@@ -143,9 +175,102 @@ template <class S>
   requires is_specialize<S>
 struct driver_schedule<S> : driver_schedule<typename S::then_schedule> {};
 
+/// A sliding window's step: `done` is the box computed so far, `need` the box an iteration
+/// reads. Returns false when `need` lies inside `done`; otherwise narrows `need` to the part to
+/// compute and grows `done` to cover it: the slab past `done`'s end when the two differ along one
+/// dimension only and `need` continues `done` there (the usual case: consecutive rows), else all
+/// of `need` (done becomes need).
+inline bool slide(box& done, box& need, std::size_t rank) {
+  int moved = -1;
+  bool inside = true;
+  for (std::size_t d = 0; d < rank; ++d) {
+    const index_t dlo = done.lo[d], dhi = done.lo[d] + done.ext[d], nlo = need.lo[d], nhi = need.lo[d] + need.ext[d];
+    if (nlo >= dlo && nhi <= dhi) continue;
+    inside = false;
+    const bool continues = nlo >= dlo && nlo <= dhi && nhi > dhi;
+    moved = (moved == -1 && continues) ? int(d) : -2;
+  }
+  if (inside) return false;
+  if (moved >= 0) {
+    const std::size_t d = std::size_t(moved);
+    const index_t dhi = done.lo[d] + done.ext[d], nhi = need.lo[d] + need.ext[d];
+    need.lo[d] = dhi;
+    need.ext[d] = nhi - dhi;
+    done.ext[d] = nhi - done.lo[d];
+  } else {
+    done = need;
+  }
+  return true;
+}
+
+/// The first thing wrong with where a pipeline's schedule puts its stages.
+enum class placement_problem {
+  none,
+  two_placements,
+  placement_of_output,
+  at_unknown_consumer,
+  at_unknown_loop,
+  at_reader_outside,
+  unknown_stage,
+  store_without_compute_at,
+  store_other_consumer,
+  store_unknown_loop,
+  store_inside_compute,
+};
+
+template <placement_problem P>
+constexpr void report_placement() {
+  using enum placement_problem;
+  static_assert(P != two_placements, "loom::stage: give a stage at most one of compute_inline, compute_root, compute_at");
+  static_assert(P != placement_of_output,
+                "loom::stage: a tensor output is computed where it is defined; compute_inline/compute_root/compute_at/"
+                "store_at apply to Funcs");
+  static_assert(P != at_unknown_consumer,
+                "loom::compute_at<Consumer, Loop>: Consumer is not a stage of this pipeline that runs (a Func computed at "
+                "root or at a loop, or loom::output)");
+  static_assert(P != at_unknown_loop, "loom::compute_at<Consumer, Loop>: Loop is not a loop of Consumer's nest (after its schedule's splits)");
+  static_assert(P != at_reader_outside,
+                "loom::compute_at: a stage computed inside a consumer's loop is read by a stage that runs outside that "
+                "loop; compute every reader at the same loop (or the producer at root)");
+  static_assert(P != unknown_stage, "loom::stage<Name, ...>: Name is not a stage of this pipeline (a Func it defines, or loom::output)");
+  static_assert(P != store_without_compute_at, "loom::store_at needs a compute_at at a loop inside the store_at loop");
+  static_assert(P != store_other_consumer, "loom::store_at<Consumer, Loop>: store a stage at a loop of the consumer it is computed at");
+  static_assert(P != store_unknown_loop, "loom::store_at<Consumer, Loop>: Loop is not a loop of Consumer's nest (after its schedule's splits)");
+  static_assert(P != store_inside_compute,
+                "loom::store_at<Consumer, Loop>: the storage must live at a loop outside the compute_at loop (store_at<C, "
+                "outer<y>> with compute_at<C, inner<y>>)");
+}
+
+/// The problems a schedule's stage<...> list has before any stage is inlined: a stage it names
+/// that the pipeline does not have, two placements, store_at without compute_at.
+template <class Stages, class... Defs>
+consteval placement_problem first_directive_problem() {
+  using written = meta::list<written_stage_t<Defs>...>;
+  placement_problem first = placement_problem::none;
+  auto note = [&](placement_problem p) {
+    if (first == placement_problem::none) first = p;
+  };
+  [&]<class... St>(meta::list<St...>*) {
+    (([&] {
+       using Key = typename stage_key_of<typename St::key>::type;
+       if constexpr (!std::is_same_v<Key, output_stage> && !meta::contains<written, Key> && !is_hoisted_key<Key>) {
+         note(placement_problem::unknown_stage);
+       } else {
+         using W = stage_placement<typename directives_of<Key, Stages>::type, true, false>;
+         if constexpr (W::placements > 1) note(placement_problem::two_placements);
+         else if constexpr (W::store_list::size > 0 && W::at_list::size == 0) note(placement_problem::store_without_compute_at);
+       }
+     }()),
+     ...);
+  }(static_cast<Stages*>(nullptr));
+  return first;
+}
+
 /// One run of a pipeline: the lowered stages, their regions, the pipeline's buffers.
 template <class Stages, class Defs, class Pipe>
 struct pipeline_run {
+  using defs_type = Defs;
+  pipeline_run(const Defs& d, Pipe& p) : defs(d), pipe(p) {}
   static constexpr std::size_t count = std::tuple_size_v<Defs>;
   template <std::size_t K>
   using info = stage_info<Stages, Defs, K>;
@@ -180,6 +305,25 @@ struct pipeline_run {
     }
   }();
 
+  /// The level of K's loops where stage P's storage lives (store_at), else -1; -2: not a loop
+  /// of K.
+  template <std::size_t P, std::size_t K>
+  static constexpr int store_level = [] {
+    using I = info<P>;
+    if constexpr (I::where::store_list::size == 0 || at_level<P, K> < 0) {
+      return -1;
+    } else {
+      using A = meta::at<typename I::where::store_list, 0>;
+      if constexpr (!std::is_same_v<stage_key<typename A::consumer>, typename info<K>::key>) {
+        return -3;  // stored at another consumer than the one it is computed at
+      } else {
+        using Plan = plan<typename info<K>::def, typename driver_schedule<typename info<K>::schedule_type>::type>;
+        constexpr std::size_t pos = meta::index_of<sched::ids<typename Plan::loops>, typename A::loop>;
+        return pos < Plan::loops::size ? int(pos) : -2;
+      }
+    }
+  }();
+
   /// How many of K's outer loops the driver runs: one past the deepest compute_at level.
   template <std::size_t K>
   static constexpr int driven_depth = []<std::size_t... P>(std::index_sequence<P...>) {
@@ -187,6 +331,46 @@ struct pipeline_run {
   }(std::make_index_sequence<count>{});
 
   // ---- regions and checks ----
+
+  /// The extent of dimension `dim` of stage Id where its definition is defined: the extent of a
+  /// tensor dimension its definition reads with that dimension's variable alone (through other
+  /// stages if need be); -1 when none does.
+  template <class Id>
+  index_t natural_extent(std::size_t dim, int depth = 0) const {
+    constexpr std::size_t P = index_of_stage<Id>;
+    index_t found = -1;
+    if constexpr (P < count) {
+      using D = typename info<P>::def;
+      using out_idx = typename D::lhs_type::index_types;
+      const D& d = std::get<P>(defs);
+      [&]<std::size_t... Dm>(std::index_sequence<Dm...>) {
+        (([&] {
+           if (Dm != dim) return;
+           using V = meta::at<out_idx, Dm>;
+           d.rhs.for_each_access([&](const auto& a) {
+             using A = std::remove_cvref_t<decltype(a)>;
+             [&]<std::size_t... D2>(std::index_sequence<D2...>) {
+               (([&] {
+                  if (found >= 0 || !std::is_same_v<meta::at<typename A::index_types, D2>, V>) return;
+                  if constexpr (reads_stage<A>) {
+                    if (depth < 16) found = natural_extent<typename A::view_type::tag_type>(D2, depth + 1);
+                  } else {
+                    found = a.view.extent(D2);
+                  }
+                }()),
+                ...);
+             }(std::make_index_sequence<A::rank>{});
+           });
+         }()),
+         ...);
+      }(std::make_index_sequence<D::lhs_type::rank>{});
+    }
+    return found;
+  }
+  /// stage_extents' source of extents for reduction variables that index only stages.
+  auto natural() const {
+    return [this]<class A>(const A&, std::size_t dim) { return natural_extent<typename A::view_type::tag_type>(dim); };
+  }
 
   void infer_regions() {
     [&]<std::size_t... K>(std::index_sequence<K...>) { (infer_region<count - 1 - K>(), ...); }(std::make_index_sequence<count>{});
@@ -212,7 +396,7 @@ struct pipeline_run {
              constexpr std::size_t RJ = DJ::lhs_type::rank;
              if (total[J].empty(RJ)) return;
              const auto& dj = std::get<J>(defs);
-             const auto s = stage_extents(dj, total[J]);
+             const auto s = stage_extents(dj, total[J], natural());
              if (add_required<Id>(dj, s, total[J], total[K], fresh)) fresh = false;
            }
          }()),
@@ -230,7 +414,7 @@ struct pipeline_run {
     if (total[K].empty(D::lhs_type::rank)) return;
     D d = std::get<K>(defs);
     set_output_box<K>(d, total[K]);
-    const auto s = stage_extents(d, total[K]);
+    const auto s = stage_extents(d, total[K], natural());
     const auto st = starts_of(d);
     d.rhs.for_each_access([&](const auto& a) {
       if constexpr (!reads_stage<std::remove_cvref_t<decltype(a)>>) a.check_bounds(s, st);
@@ -265,7 +449,7 @@ struct pipeline_run {
       n[r] = b.ext[r];
     }
     if constexpr (info<K>::is_func) {
-      if constexpr (info<K>::where::where == placement::root) d.lhs.view = stage_view<K>(pipe.buffer(K).get(0), total[K]).box(first, n);
+      if constexpr (info<K>::where::where == placement::root) d.lhs.view = stage_view<K>(arena_base + offset[K], total[K]).box(first, n);
     } else {
       d.lhs.view = std::get<K>(defs).lhs.view.box(first, n);
     }
@@ -279,12 +463,40 @@ struct pipeline_run {
       if constexpr (reads_stage<A>) {
         constexpr std::size_t P = index_of_stage<typename A::view_type::tag_type>;
         if constexpr (P < count && info<P>::where::where == placement::root)
-          a.view = stage_view<P>(pipe.buffer(P).get(0), total[P]);
+          a.view = stage_view<P>(arena_base + offset[P], total[P]);
       }
     });
   }
 
   // ---- running ----
+
+  /// Where the stages computed at a driver's loops are now: one view per stage of the pipeline,
+  /// set once the stage has been computed for the current iteration.
+  struct at_views {
+    using views = decltype([]<std::size_t... P>(std::index_sequence<P...>) {
+      return std::tuple<typename info<P>::def::lhs_type::view_type...>{};
+    }(std::make_index_sequence<count>{}));
+    views v{};
+    std::array<bool, count> set{};
+    // store_at stages: the box their storage holds, and the box computed into it so far.
+    std::array<box, count> computed{};
+    std::array<bool, count> any_computed{};
+  };
+
+  /// Points def's reads of every stage set in vs at its current view.
+  template <class D>
+  static void point_reads(D& def, const at_views& vs) {
+    def.rhs.for_each_access([&](auto& a) {
+      using A = std::remove_cvref_t<decltype(a)>;
+      if constexpr (reads_stage<A>) {
+        constexpr std::size_t P = index_of_stage<typename A::view_type::tag_type>;
+        if constexpr (P < count) {
+          if (vs.set[P]) a.view = std::get<P>(vs.v);
+        }
+      }
+    });
+  }
+
 
   /// Stage K over box b, its output view already in d (a copy the caller owns).
   template <std::size_t K, class D>
@@ -294,7 +506,8 @@ struct pipeline_run {
       run_box<K>(d, b);
     } else {
       const auto out = d.lhs.view;  // the driver narrows d's output per iteration
-      drive<K, 0>(d, b, out, threads_free);
+      at_views vs;
+      drive<K, 0>(d, b, out, threads_free, vs);
     }
   }
 
@@ -303,7 +516,7 @@ struct pipeline_run {
   void run_box(const D& d, const box& b) {
     constexpr std::size_t R = D::lhs_type::rank;
     if (b.empty(R)) return;
-    const auto s = stage_extents(d, b);
+    const auto s = stage_extents(d, b, natural());
     index_t points = b.points(R);
     meta::for_each_type<typename D::scheduled_rvars>([&]<class V>(V*) { points *= std::max<index_t>(s.template extent<V>(), 1); });
     run_leaf<typename info<K>::schedule_type>(d, s, points);
@@ -312,7 +525,7 @@ struct pipeline_run {
   /// The driver: level L of stage K's loops, inside box cur; `out` is K's output over the box
   /// the driver started with.
   template <std::size_t K, int L, class D, class Out>
-  void drive(D& d, const box& cur, const Out& out, bool threads_free) {
+  void drive(D& d, const box& cur, const Out& out, bool threads_free, at_views& vs) {
     using Def = typename info<K>::def;
     using out_idx = typename Def::lhs_type::index_types;
     constexpr std::size_t R = Def::lhs_type::rank;
@@ -345,23 +558,24 @@ struct pipeline_run {
       index_t step = 1;
       if constexpr (outer) step = sched::split_of<typename Plan::splits, V>::factor;
       const index_t trips = step == 1 ? hi - lo : (hi - lo + step - 1) / step;
-      auto iteration = [&](D& dd, index_t t) {
+      auto iteration = [&](D& dd, at_views& vv, index_t t) {
         box nb = cur;
         nb.lo[dim] = lo + t * step;
         nb.ext[dim] = std::min(step, hi - nb.lo[dim]);
-        compute_producers_at<K, L>(dd, nb);
-        drive<K, L + 1>(dd, nb, out, false);
+        compute_producers_at<K, L>(dd, nb, vv);
+        drive<K, L + 1>(dd, nb, out, false, vv);
       };
-      if (Loop::kind == loop_kind::parallel && threads_free && trips > 1) {
-        const team_claim claim(trips);
-        [[maybe_unused]] const int team = claim.size();
-        LOOM_PRAGMA(omp parallel for schedule(static) if (team > 1) num_threads(team))
+      const team_claim claim(Loop::kind == loop_kind::parallel && threads_free ? trips : 1);
+      [[maybe_unused]] const int team = claim.size();
+      if (team > 1) {
+        LOOM_PRAGMA(omp parallel for schedule(static) num_threads(team))
         for (index_t t = 0; t < trips; ++t) {
           D dd = d;
-          iteration(dd, t);
+          at_views vv = vs;
+          iteration(dd, vv, t);
         }
       } else {
-        for (index_t t = 0; t < trips; ++t) iteration(d, t);
+        for (index_t t = 0; t < trips; ++t) iteration(d, vs, t);
       }
     }
   }
@@ -370,68 +584,372 @@ struct pipeline_run {
   template <class Id>
   struct at_buffer {};
 
-  /// Computes every stage that runs at level L of K's loops over the region box `nb` of K reads,
-  /// into the thread's buffer, and points d's reads of it there.
+  /// The stages computed at level L of K's loops, as integral_constants of their positions.
+  template <std::size_t K, int L, class Seq>
+  struct producers_at;
+  template <std::size_t K, int L, std::size_t... P>
+  struct producers_at<K, L, std::index_sequence<P...>> {
+    using type = meta::concat<meta::list<>, std::conditional_t<(at_level<P, K> >= L || store_level<P, K> == L), meta::list<std::integral_constant<std::size_t, P>>, meta::list<>>...>;
+  };
+
+  /// Computes every stage that runs at level L of K's loops, each over the region that K's box
+  /// `nb` and the stages computed at that level or deeper read of it (found from the last such
+  /// stage back to the first; a deeper stage's part is what it reads over all of nb), into the
+  /// thread's buffer; points d's reads (and theirs) at it.
   template <std::size_t K, int L, class D>
-  void compute_producers_at(D& d, const box& nb) {
-    [&]<std::size_t... P>(std::index_sequence<P...>) {
-      (([&] {
-         if constexpr (at_level<P, K> == L) {
+  void compute_producers_at(D& d, const box& nb, at_views& vs) {
+    using here = typename producers_at<K, L, std::make_index_sequence<count>>::type;
+    constexpr std::size_t n = here::size;
+    if constexpr (n > 0) {
+      std::array<box, n> need{};
+      std::array<bool, n> needed{};
+      const auto sk = stage_extents(d, nb, natural());
+      // Regions, backwards: K's needs, then each later producer's over its own region.
+      [&]<std::size_t... Q>(std::index_sequence<Q...>) {
+        (([&] {
+           constexpr std::size_t q = n - 1 - Q;
+           constexpr std::size_t P = meta::at<here, q>::value;
+           using Id = typename info<P>::key;
+           bool any = add_required<Id>(d, sk, nb, need[q], true);
+           [&]<std::size_t... Q2>(std::index_sequence<Q2...>) {
+             (([&] {
+                constexpr std::size_t r = q + 1 + Q2;
+                if (!needed[r]) return;
+                constexpr std::size_t PR = meta::at<here, r>::value;
+                const auto& dr = std::get<PR>(defs);
+                const auto sr = stage_extents(dr, need[r], natural());
+                if (add_required<Id>(dr, sr, need[r], need[q], !any)) any = true;
+              }()),
+              ...);
+           }(std::make_index_sequence<n - 1 - q>{});
+           needed[q] = any;
+         }()),
+         ...);
+      }(std::make_index_sequence<n>{});
+      // Then forwards: each into its buffer, read by K and by the later ones.
+      [&]<std::size_t... Q>(std::index_sequence<Q...>) {
+        (([&] {
+           constexpr std::size_t P = meta::at<here, Q>::value;
            using DP = typename info<P>::def;
            using Id = typename info<P>::key;
-           using T = typename DP::value_type;
            constexpr std::size_t RP = DP::lhs_type::rank;
-           const auto s = stage_extents(d, nb);
-           box need{};
-           if (!add_required<Id>(d, s, nb, need, true)) return;
-           T* buf = scratch<T, at_buffer<Id>>(std::size_t(need.points(RP)));
-           const auto view = stage_view<P>(buf, need);
-           DP dp = std::get<P>(defs);
-           dp.lhs.view = view;
-           run_stage<P>(dp, need, false);
-           d.rhs.for_each_access([&](auto& a) {
-             using A = std::remove_cvref_t<decltype(a)>;
-             if constexpr (reads_stage<A>) {
-               if constexpr (std::is_same_v<typename A::view_type::tag_type, Id>) a.view = view;
+           if constexpr (store_level<P, K> == L) {
+             // The storage of a sliding window: what every iteration below will read, nothing
+             // computed into it yet.
+             vs.set[P] = needed[Q];
+             vs.any_computed[P] = false;
+             if (needed[Q]) {
+               const std::size_t points = std::size_t(need[Q].points(RP));
+               std::get<P>(vs.v) = stage_view<P>(scratch<typename DP::value_type, at_buffer<Id>>(std::max<std::size_t>(points, 1)), need[Q]);
              }
-           });
-         }
+           } else if constexpr (at_level<P, K> == L && store_level<P, K> >= 0) {
+             // Computed into storage that lives further out: only the part of this iteration's
+             // region that earlier iterations did not compute (Halide's sliding window).
+             if (!needed[Q] || !vs.set[P]) return;
+             box todo = need[Q];
+             box& done = vs.computed[P];
+             if (vs.any_computed[P] && !slide(done, todo, RP)) return;  // all of it is there
+             if (!vs.any_computed[P]) done = need[Q];
+             vs.any_computed[P] = true;
+             shape_t<RP> first{}, n{};
+             for (std::size_t r = 0; r < RP; ++r) {
+               first[r] = todo.lo[r];
+               n[r] = todo.ext[r];
+             }
+             DP dp = std::get<P>(defs);
+             dp.lhs.view = std::get<P>(vs.v).box(first, n);
+             point_reads(dp, vs);
+             run_stage<P>(dp, todo, false);
+           } else if constexpr (at_level<P, K> == L) {
+             if (!needed[Q]) {
+               vs.set[P] = false;
+               return;
+             }
+             const std::size_t points = std::size_t(need[Q].points(RP));
+             std::get<P>(vs.v) = stage_view<P>(scratch<typename DP::value_type, at_buffer<Id>>(std::max<std::size_t>(points, 1)), need[Q]);
+             DP dp = std::get<P>(defs);
+             dp.lhs.view = std::get<P>(vs.v);
+             point_reads(dp, vs);
+             run_stage<P>(dp, need[Q], false);
+             vs.set[P] = true;
+           }
+         }()),
+         ...);
+      }(std::make_index_sequence<n>{});
+      point_reads(d, vs);
+    }
+  }
+
+  /// The first problem of each stage's placement and schedule, as its static_assert; true when
+  /// there is none.
+  static constexpr bool report() {
+    constexpr placement_problem pp = []<std::size_t... K>(std::index_sequence<K...>) {
+      placement_problem first = placement_problem::none;
+      ((first = first != placement_problem::none ? first : placement_of<K>()), ...);
+      return first;
+    }(std::make_index_sequence<count>{});
+    report_placement<pp>();
+    if constexpr (pp != placement_problem::none) {
+      return false;
+    } else {
+      return []<std::size_t... K>(std::index_sequence<K...>) {
+        return (report_stage<K>() && ...);
+      }(std::make_index_sequence<count>{});
+    }
+  }
+
+  /// Whether stage R reads stage P.
+  template <std::size_t R, std::size_t P>
+  static constexpr bool reads = meta::contains<read_stages_t<typename info<R>::def>, typename info<P>::key>;
+
+  template <std::size_t K>
+  static constexpr placement_problem placement_of() {
+    using I = info<K>;
+    using W = typename I::where;
+    if constexpr (W::placements > 1) {
+      return placement_problem::two_placements;
+    } else if constexpr (!I::is_func && (W::placements > 0 || W::store_list::size > 0)) {
+      return placement_problem::placement_of_output;
+    } else if constexpr (W::where == placement::at) {
+      using A = meta::at<typename W::at_list, 0>;
+      constexpr std::size_t C = index_of_stage<stage_key<typename A::consumer>>;
+      if constexpr (C >= count) {
+        return placement_problem::at_unknown_consumer;
+      } else if constexpr (at_level<K, C> == -2) {
+        return placement_problem::at_unknown_loop;
+      } else {
+        // Every reader of K must be C or a stage computed inside the same loop of C.
+        constexpr bool readers_inside = []<std::size_t... R>(std::index_sequence<R...>) {
+          return ((!reads<R, K> || R == C || at_level<R, C> >= at_level<K, C>) && ...);
+        }(std::make_index_sequence<count>{});
+        if constexpr (!readers_inside) return placement_problem::at_reader_outside;
+        else if constexpr (W::store_list::size > 1) return placement_problem::two_placements;
+        else if constexpr (store_level<K, C> == -3) return placement_problem::store_other_consumer;
+        else if constexpr (store_level<K, C> == -2) return placement_problem::store_unknown_loop;
+        else if constexpr (W::store_list::size > 0 && store_level<K, C> >= at_level<K, C>) return placement_problem::store_inside_compute;
+        else return placement_problem::none;
+      }
+    } else if constexpr (W::store_list::size > 0) {
+      return placement_problem::store_without_compute_at;
+    } else if constexpr (W::where == placement::root) {
+      // A root stage runs before its readers: none of the stages it reads may be computed inside
+      // another stage's loops.
+      constexpr bool reads_at = []<std::size_t... P>(std::index_sequence<P...>) {
+        return ((reads<K, P> && info<P>::where::where == placement::at && at_level<P, K> < 0) || ...);
+      }(std::make_index_sequence<count>{});
+      if constexpr (reads_at) return placement_problem::at_reader_outside;
+      else return placement_problem::none;
+    } else {
+      return placement_problem::none;
+    }
+  }
+  template <std::size_t K>
+  static constexpr bool report_stage() {
+    using D = typename info<K>::def;
+    if constexpr (!well_formed<D>) {
+      return false;
+    } else {
+      constexpr schedule_problem problem = first_problem<D, typename info<K>::schedule_type>();
+      report_schedule<problem>();
+      return problem == schedule_problem::none;
+    }
+  }
+
+  // ---- the arena: stages computed at root, in an order that keeps it small ----
+
+  /// The stage that runs at root and computes stage Q inside its loops (Q itself if Q runs at root).
+  template <std::size_t Q, bool At = info<Q>::where::where == placement::at>
+  struct host_of {
+    static constexpr std::size_t value = Q;
+  };
+  template <std::size_t Q>
+  struct host_of<Q, true> {
+    static constexpr std::size_t C = index_of_stage<stage_key<typename meta::at<typename info<Q>::where::at_list, 0>::consumer>>;
+    static constexpr std::size_t value = [] {
+      if constexpr (C >= count || C == Q) return Q;  // reported by placement_of
+      else return host_of<C>::value;
+    }();
+  };
+  template <std::size_t Q>
+  static constexpr std::size_t host = host_of<Q>::value;
+  /// Whether root stage R reads stage P itself or through a stage computed inside its loops.
+  template <std::size_t R, std::size_t P>
+  static constexpr bool reads_via = []<std::size_t... Q>(std::index_sequence<Q...>) {
+    return ((host<Q> == R && reads<Q, P>) || ...);
+  }(std::make_index_sequence<count>{});
+
+  /// The positions of the stages that run at root.
+  template <class Seq>
+  struct root_list;
+  template <std::size_t... K>
+  struct root_list<std::index_sequence<K...>> {
+    using type = meta::concat<meta::list<>, std::conditional_t<info<K>::where::where != placement::at,
+                                                               meta::list<std::integral_constant<std::size_t, K>>, meta::list<>>...>;
+  };
+  using roots = typename root_list<std::make_index_sequence<count>>::type;
+
+  /// Which root stages (by position in roots) root stage K reads.
+  template <std::size_t K, std::size_t... Pq>
+  static constexpr std::array<bool, sizeof...(Pq)> root_inputs(std::index_sequence<Pq...>) {
+    return {reads_via<K, meta::at<roots, Pq>::value>...};
+  }
+
+  std::array<std::size_t, count> offset{};
+  std::byte* arena_base = nullptr;
+  std::vector<int> order;
+
+  /// Plans the arena (only when the stages' sizes changed since the last run) and sets each root
+  /// stage's place in it and the order of the root stages.
+  void plan_arena() {
+    constexpr std::size_t n = roots::size;
+    std::vector<std::size_t> bytes(n);
+    std::vector<stage_node> dag(n);
+    std::vector<int> outputs;
+    [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
+      (([&] {
+         constexpr std::size_t K = meta::at<roots, Rq>::value;
+         using D = typename info<K>::def;
+         if constexpr (info<K>::is_func)
+           bytes[Rq] = std::size_t(total[K].points(D::lhs_type::rank)) * sizeof(typename D::value_type);
+         else
+           outputs.push_back(int(Rq));
+         dag[Rq].out_bytes = bytes[Rq];
+         constexpr auto inputs = root_inputs<K>(std::make_index_sequence<n>{});
+         for (std::size_t q = 0; q < n; ++q)
+           if (inputs[q]) dag[Rq].inputs.push_back(int(q));
        }()),
        ...);
-    }(std::make_index_sequence<count>{});
+    }(std::make_index_sequence<n>{});
+    const auto& plan = pipe.plan_for(bytes, dag, outputs);
+    arena_base = pipe.arena(plan.plan.memory.arena_bytes);
+    [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
+      ((offset[meta::at<roots, Rq>::value] = plan.plan.memory.offsets[Rq]), ...);
+    }(std::make_index_sequence<n>{});
+    order = plan.plan.order;
+  }
+
+  /// Root stage at position r of the plan's order.
+  void run_root(int r) {
+    [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
+      (([&] {
+         if (int(Rq) != r) return;
+         constexpr std::size_t K = meta::at<roots, Rq>::value;
+         using D = typename info<K>::def;
+         if (total[K].empty(D::lhs_type::rank)) return;
+         D d = std::get<K>(defs);
+         set_output_box<K>(d, total[K]);
+         run_stage<K>(d, total[K], true);
+       }()),
+       ...);
+    }(std::make_index_sequence<roots::size>{});
   }
 
   void run_all() {
     infer_regions();
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (([&] {
-         using I = info<K>;
-         if constexpr (I::is_func && I::where::where == placement::root) {
-           using D = typename I::def;
-           pipe.buffer(K).get(std::max<std::size_t>(std::size_t(total[K].points(D::lhs_type::rank)), 1) * sizeof(typename D::value_type));
-         }
-       }()),
-       ...);
-      (check_reads<K>(), ...);
-    }(std::make_index_sequence<count>{});
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (([&] {
-         using I = info<K>;
-         if constexpr (I::where::where != placement::at) {
-           using D = typename I::def;
-           constexpr std::size_t R = D::lhs_type::rank;
-           if (total[K].empty(R)) return;
-           D d = std::get<K>(defs);
-           set_output_box<K>(d, total[K]);
-           run_stage<K>(d, total[K], true);
-         }
-       }()),
-       ...);
-    }(std::make_index_sequence<count>{});
+    plan_arena();
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (check_reads<K>(), ...); }(std::make_index_sequence<count>{});
+    for (int r : order) run_root(r);
   }
 };
 
+/// The loop of Def's nest under S (its driver schedule) at which stages reading only the variables
+/// Used can be computed: the shortest run of outer loops the driver can run (variables and the
+/// outer/inner loops of their splits, serial or parallel, over the output's variables) that
+/// covers every variable of Used; -1 if there is none (compute them at root).
+template <class Def, class S, class Used>
+consteval int hoist_level() {
+  if constexpr (Used::size == 0) {
+    return -1;
+  } else {
+    using Plan = plan<Def, typename driver_schedule<S>::type>;
+    using loops = typename Plan::loops;
+    return []<std::size_t... P>(std::index_sequence<P...>) {
+      int found = -1;
+      bool drivable = true;
+      bool covered[Used::size] = {};
+      (([&] {
+         using Loop = meta::at<loops, P>;
+         using Id = typename Loop::id;
+         if (!drivable || found >= 0) return;
+         if constexpr (!(is_var<Id> || is_outer_loop<Id> || is_inner_loop<Id>)) {
+           drivable = false;
+         } else {
+           using V = root_var_t<Id>;
+           if (!meta::contains<typename Def::pure_vars, V> || !(Loop::kind == loop_kind::serial || Loop::kind == loop_kind::parallel)) {
+             drivable = false;
+             return;
+           }
+           if constexpr (meta::contains<Used, V>) covered[meta::index_of<Used, V>] = true;
+           bool all = true;
+           for (bool c : covered) all = all && c;
+           if (all) found = int(P);
+         }
+       }()),
+       ...);
+      return found;
+    }(std::make_index_sequence<loops::size>{});
+  }
+}
+
+/// The variables the implicit stages of a hoisted definition are indexed by (all of them).
+template <class... H>
+using hoisted_vars = meta::unique<meta::concat<meta::list<>, typename H::lhs_type::index_types...>>;
+
+/// Runs a definition with reductions that do not depend on every variable around them: each
+/// becomes an implicit stage (pipeline/hoist.hpp), computed at the outer loops of the
+/// definition's nest that fix what it depends on (per row, for a row-wise softmax), or at root.
+template <class S, class Def>
+void run_hoisted(const Def& def) {
+  auto defs = hoist_all(def);
+  constexpr std::size_t n = std::tuple_size_v<decltype(defs)> - 1;
+  using Main = std::tuple_element_t<n, decltype(defs)>;
+  using MS = std::conditional_t<std::is_same_v<S, auto_schedule>, default_schedule_t<Main>, S>;
+  using used = decltype([]<std::size_t... K>(std::index_sequence<K...>) {
+    return hoisted_vars<std::tuple_element_t<K, decltype(defs)>...>{};
+  }(std::make_index_sequence<n>{}));
+  constexpr bool all_pure = []<class... U>(meta::list<U...>*) {
+    return (meta::contains<typename Main::pure_vars, U> && ...);
+  }(static_cast<used*>(nullptr));
+  constexpr int level = all_pure ? hoist_level<Main, MS, used>() : -1;
+  auto placement = [] {
+    if constexpr (level < 0) {
+      return compute_root{};
+    } else {
+      using Id = typename meta::at<typename plan<Main, typename driver_schedule<MS>::type>::loops, std::size_t(level)>::id;
+      return compute_at<output, Id{}>{};
+    }
+  };
+  using Place = decltype(placement());
+  std::apply(
+      [&](const auto&... d) {
+        Pipeline<std::remove_cvref_t<decltype(d)>...> pipe(d...);
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+          loom::run<stage<hoisted_id<K>{}, Place>..., stage<output, MS>>(pipe);
+        }(std::make_index_sequence<n>{});
+      },
+      defs);
+}
+
 }  // namespace detail
+
+/// What a pipeline's stages computed at root take: each one's bytes and live steps, the arena
+/// they share (greedy by size, in the order of the stages that keeps it smallest) against the sum
+/// of separate buffers. (Stages computed at a loop live in per-thread buffers of the box one
+/// iteration reads; they are not in the arena.)
+struct pipeline_memory {
+  std::vector<std::string> names;  // the stages that run at root, as declared (outputs too, 0 bytes)
+  std::vector<buffer_use> uses;    // each one's bytes and live steps, in the same order
+  memory_plan plan;                // each one's offset in the arena, in the same order
+  std::vector<int> order;          // the order they run in (positions in names)
+  std::size_t arena_bytes() const { return plan.arena_bytes; }
+  std::size_t sum_bytes() const { return plan.sum_bytes; }
+  std::string describe() const {
+    std::string out = loom::describe(plan, uses);
+    out += "stages:";
+    for (std::size_t k = 0; k < names.size(); ++k) out += detail::cat(k == 0 ? " " : ", ", k, " = ", names[k]);
+    return out + "\n";
+  }
+};
 
 /// Runs a pipeline under a schedule of stage<Name, Directives...> (any stage not named gets its
 /// default: inlined, or computed at root when it has a reduction; its loops the default
@@ -441,9 +959,45 @@ void run(Pipeline<Defs...>& p) {
   static_assert((detail::is_stage_directive<Stages> && ...),
                 "loom::run on a pipeline: its schedule is a list of loom::stage<Name, Directives...>");
   using S = meta::list<Stages...>;
+  constexpr detail::placement_problem early = detail::first_directive_problem<S, Defs...>();
+  detail::report_placement<early>();
+  if constexpr (early == detail::placement_problem::none) {
+    auto lowered = detail::lower_pipeline<S>(p.definitions());
+    using R = detail::pipeline_run<S, decltype(lowered), Pipeline<Defs...>>;
+    constexpr bool ok = R::report();
+    if constexpr (ok) {
+      R r(lowered, p);
+      r.run_all();
+    }
+  }
+}
+
+/// The arena a run of the pipeline under this schedule plans (the regions inferred as a run would
+/// infer them, with no loop run): loom::plan_memory<stage<...>...>(p).describe().
+template <class... Stages, class... Defs>
+pipeline_memory plan_memory(Pipeline<Defs...>& p) {
+  using S = meta::list<Stages...>;
+  constexpr detail::placement_problem early = detail::first_directive_problem<S, Defs...>();
+  detail::report_placement<early>();
   auto lowered = detail::lower_pipeline<S>(p.definitions());
-  detail::pipeline_run<S, decltype(lowered), Pipeline<Defs...>> r{lowered, {}, p};
-  r.run_all();
+  using R = detail::pipeline_run<S, decltype(lowered), Pipeline<Defs...>>;
+  constexpr bool ok = early == detail::placement_problem::none && R::report();
+  pipeline_memory m;
+  if constexpr (ok) {
+    R r(lowered, p);
+    r.infer_regions();
+    r.plan_arena();
+    const auto& plan = p.plan_for({}, {}, {});  // the cached plan of this run
+    std::vector<std::string> all;
+    [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
+      (all.push_back(std::string(std::get<meta::at<typename R::roots, Rq>::value>(lowered).lhs.view.name())), ...);
+    }(std::make_index_sequence<R::roots::size>{});
+    m.names = all;
+    m.uses = plan.uses;
+    m.plan = plan.plan.memory;
+    m.order = plan.plan.order;
+  }
+  return m;
 }
 
 }  // namespace loom

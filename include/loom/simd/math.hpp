@@ -12,15 +12,24 @@
 
 namespace loom::simd {
 
-/// e^x for float batches: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n built
-/// in the exponent bits. Saturates to 0 below -87.3 and to +inf above 88.72; NaN stays NaN.
+/// e^x for float batches: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial, times 2^n.
+/// Saturates to 0 below -87.34 and to +inf above 88.72; NaN stays NaN.
+///  - x is clamped to [-87.34, 88.72] first, so n lies in [-126, 128]; the clamp's operand order
+///    lets NaN through (x86 max/min return the second operand on NaN), and NaN then flows
+///    through the arithmetic; two selects set the saturated ends;
+///  - adding 1.5 · 2^23 rounds x · log2 e to an integer and leaves n in the low mantissa bits
+///    (no round or convert instructions);
+///  - 2^n: AVX-512's vscalefps multiplies by 2^n in one instruction, whatever n; elsewhere n + 127
+///    in the exponent field, split in two factors so that n = 128 stays in range.
 template <class A>
 LOOM_INLINE xsimd::batch<float, A> fast_exp(const xsimd::batch<float, A>& x) {
   using B = xsimd::batch<float, A>;
   using I = xsimd::batch<int32_t, A>;
   const B hi(88.7228394f), lo(-87.3365479f);
-  const B xc = xsimd::min(xsimd::max(x, lo), hi);
-  const B n = xsimd::nearbyint(xc * B(1.44269504088896341f));
+  const B xc = xsimd::min(hi, xsimd::max(lo, x));
+  const B magic(12582912.f);  // 1.5 * 2^23
+  const B t = simd::fma(xc, B(1.44269504088896341f), magic);
+  const B n = t - magic;
   // Cody–Waite: ln2 in two parts so r keeps full precision.
   B r = simd::fnma(n, B(0.693359375f), xc);
   r = simd::fnma(n, B(-2.12194440e-4f), r);
@@ -31,17 +40,19 @@ LOOM_INLINE xsimd::batch<float, A> fast_exp(const xsimd::batch<float, A>& x) {
   p = simd::fma(p, r, B(4.1665795894e-2f));
   p = simd::fma(p, r, B(1.6666665459e-1f));
   p = simd::fma(p, r, B(5.0000001201e-1f));
-  const B r2 = r * r;
-  const B er = simd::fma(p, r2, r + B(1.f));
-  // 2^n: n + 127 in the exponent field. n is in [-126, 128]; split to stay in range at 128.
-  const I ni = xsimd::batch_cast<int32_t>(n);
-  const I half = ni >> 1;
-  const B s1 = xsimd::bitwise_cast<B>((half + I(127)) << 23);
-  const B s2 = xsimd::bitwise_cast<B>((ni - half + I(127)) << 23);
-  B res = er * s1 * s2;
+  const B er = simd::fma(p, r * r, r + B(1.f));
+  B res;
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A>) {
+    res = B(_mm512_scalef_ps(er, n));
+  } else {
+    const I ni = xsimd::bitwise_cast<I>(t) - xsimd::bitwise_cast<I>(magic);
+    const I half = ni >> 1;
+    const B s1 = xsimd::bitwise_cast<B>((half + I(127)) << 23);
+    const B s2 = xsimd::bitwise_cast<B>((ni - half + I(127)) << 23);
+    res = er * s1 * s2;
+  }
   res = xsimd::select(x > hi, B(INFINITY), res);
-  res = xsimd::select(x < lo, B(0.f), res);
-  return xsimd::select(~(x == x), x, res);  // NaN in, NaN out (xsimd 8.1's `!=` is ordered)
+  return xsimd::select(x < lo, B(0.f), res);
 }
 
 /// 1 / d to float precision. AVX-512's estimate (vrcp14ps) is good to 2^-14, and one Newton

@@ -1,0 +1,19 @@
+// expect: loom::split/tile/unroll/vectorize: the loop named is not a loop of this definition
+// compile_fail: a stage's own schedule names a loop it does not have.
+#include <loom/loom.hpp>
+
+using namespace loom::vars;
+using namespace loom;
+
+constexpr Func<float, 2, "bx"> bx;
+constexpr Func<float, 2, "by"> by;
+
+int main() {
+  Tensor<float, 2> in("in", 10, 10), out("out", 8, 8);
+#ifndef LOOM_COMPILE_FAIL_CONTROL
+  auto p = pipeline(bx(y, x) = in(y, x) + 1.f, out(y, x) = bx(y, x)); run<stage<bx, compute_root, vectorize<k>>>(p);
+#else
+  auto p = pipeline(bx(y, x) = in(y, x) + 1.f, out(y, x) = bx(y, x)); run<stage<bx, compute_root, vectorize<x>>>(p);
+#endif
+  return 0;
+}

@@ -1,0 +1,315 @@
+// tests/test_pipeline.cpp — multi-stage pipelines against plain loops: every placement of a 2- and
+// 3-stage pipeline (inline, root, compute_at at each loop level, tiles, vectorized and parallel
+// consumers), stages with two readers, reductions inside stages, reductions hoisted out of a
+// definition (softmax, layer norm, a normalisation by the total), bounds errors before anything
+// is written, and buffers kept from run to run.
+#include "support.hpp"
+
+#include <loom/pipeline/run.hpp>
+
+namespace {
+
+using namespace loom::vars;
+using loom::compute_at;
+using loom::compute_inline;
+using loom::compute_root;
+using loom::index_t;
+using loom::inner;
+using loom::outer;
+using loom::output;
+using loom::parallel;
+using loom::split;
+using loom::stage;
+using loom::tile;
+using loom::vectorize;
+
+constexpr loom::Func<float, 2, "bx"> bx;
+constexpr loom::Func<float, 2, "by"> by;
+constexpr loom::Func<double, 2, "dx"> dx;
+
+using T2 = loom::Tensor<float, 2>;
+
+/// in(y, x) for a blur source of (H + 2) x (W + 2), seeded.
+T2 source(index_t H, index_t W, lt::rng_t& g) {
+  T2 in(H + 2, W + 2);
+  lt::fill_random(in.view(), g);
+  return in;
+}
+
+/// The separable 3x3 box blur, in doubles.
+std::vector<double> blur_ref(const T2& in, index_t H, index_t W) {
+  std::vector<double> r(std::size_t(H * W));
+  for (index_t a = 0; a < H; ++a)
+    for (index_t b = 0; b < W; ++b) {
+      double s = 0;
+      for (int dy = 0; dy < 3; ++dy) s += (double(in(a + dy, b)) + in(a + dy, b + 1) + in(a + dy, b + 2)) / 3.0;
+      r[std::size_t(a * W + b)] = s / 3.0;
+    }
+  return r;
+}
+
+template <class... S, class P>
+void check_blur(P& p, const T2& out, const std::vector<double>& ref, const char* what) {
+  auto& o = const_cast<T2&>(out);
+  std::fill(o.begin(), o.end(), -7.f);
+  loom::run<S...>(p);
+  INFO(what);
+  const auto r = lt::compare(out.view(), ref, 1e-5);
+  CHECK(r.ok);
+  if (!r.ok) UNSCOPED_INFO(r.message);
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: a two-stage blur under every placement and schedule", "[pipeline]") {
+  auto g = lt::make_rng("pipeline blur");
+  for (int round = 0; round < 12; ++round) {
+    const index_t H = round == 0 ? 1 : round == 1 ? 2 : lt::pick_size(g, 70);
+    const index_t W = round == 2 ? 1 : lt::pick_size(g, 90);
+    INFO("H = " << H << ", W = " << W);
+    const T2 in = source(H, W, g);
+    T2 out(H, W);
+    const auto ref = blur_ref(in, H, W);
+    auto p = loom::pipeline(bx(y, x) = (in(y, x) + in(y, x + 1) + in(y, x + 2)) / 3.f,
+                            out(y, x) = (bx(y, x) + bx(y + 1, x) + bx(y + 2, x)) / 3.f);
+    check_blur(p, out, ref, "default (inlined)");
+    check_blur<stage<bx, compute_inline>, stage<output, vectorize<x>>>(p, out, ref, "inline, vectorized");
+    check_blur<stage<bx, compute_root>>(p, out, ref, "root");
+    check_blur<stage<bx, compute_root, vectorize<x>, parallel<y>>, stage<output, split<y, 8>, parallel<outer<y>>, vectorize<x>>>(
+        p, out, ref, "root, both scheduled");
+    check_blur<stage<bx, compute_at<output, y>>>(p, out, ref, "at y, default loops");
+    check_blur<stage<bx, compute_at<output, y>, vectorize<x>>, stage<output, parallel<y>, vectorize<x>>>(p, out, ref, "at y, parallel");
+    check_blur<stage<bx, compute_at<output, outer<y>>, vectorize<x>>, stage<output, split<y, 8>, parallel<outer<y>>, vectorize<x>>>(
+        p, out, ref, "at y.o (strips of 8)");
+    check_blur<stage<bx, compute_at<output, inner<y>>>, stage<output, split<y, 4>, parallel<outer<y>>, vectorize<x>>>(
+        p, out, ref, "at y.i (rows inside strips)");
+    check_blur<stage<bx, compute_at<output, outer<x>>, vectorize<x>>,
+               stage<output, tile<y, x, 8, 16>, parallel<outer<y>>, vectorize<inner<x>>>>(p, out, ref, "at x.o of 8 x 16 tiles");
+    check_blur<stage<bx, compute_at<output, outer<y>>>, stage<output, tile<y, x, 5, 7>>>(p, out, ref, "at y.o of 5 x 7 tiles, scalar");
+    check_blur<stage<bx, compute_at<output, x>>, stage<output, loom::reorder<x, y>>>(p, out, ref, "at x, columns first");
+    check_blur<stage<bx, loom::store_at<output, outer<y>>, compute_at<output, inner<y>>, vectorize<x>>,
+               stage<output, split<y, 8>, parallel<outer<y>>, vectorize<x>>>(p, out, ref, "sliding window: stored at y.o, computed at y.i");
+    check_blur<stage<bx, loom::store_at<output, outer<y>>, compute_at<output, inner<y>>>, stage<output, split<y, 5>>>(
+        p, out, ref, "sliding window, serial strips of 5");
+    check_blur<stage<bx, loom::store_at<output, outer<x>>, compute_at<output, inner<y>>>,
+               stage<output, tile<y, x, 4, 16>, loom::reorder<outer<x>, outer<y>, inner<y>, inner<x>>>>(p, out, ref, "sliding down a column of tiles");
+  }
+}
+
+TEST_CASE("pipeline: three stages, nested compute_at and a stage with two readers", "[pipeline]") {
+  auto g = lt::make_rng("pipeline three");
+  for (int round = 0; round < 8; ++round) {
+    const index_t H = round == 0 ? 1 : lt::pick_size(g, 50), W = round == 1 ? 1 : lt::pick_size(g, 60);
+    INFO("H = " << H << ", W = " << W);
+    T2 in(H + 4, W + 6), out(H, W);
+    lt::fill_random(in.view(), g);
+    // bx(y, x) = in(y, x) * 2 + in(y, x + 4); by(y, x) = bx(y, x) - bx(y + 4, x) * 0.5;
+    // out = by(y, x) + by(y, x + 1) * bx(y + 1, x + 2)  (bx read by by and by out)
+    std::vector<double> ref(static_cast<std::size_t>(H * W));
+    auto bxr = [&](index_t a, index_t b) { return double(in(a, b)) * 2 + in(a, b + 4); };
+    auto byr = [&](index_t a, index_t b) { return bxr(a, b) - bxr(a + 4, b) * 0.5; };
+    for (index_t a = 0; a < H; ++a)
+      for (index_t b = 0; b < W; ++b) ref[std::size_t(a * W + b)] = byr(a, b) + byr(a, b + 1) * bxr(a + 1, b + 2);
+    auto p = loom::pipeline(bx(y, x) = in(y, x) * 2.f + in(y, x + 4), by(y, x) = bx(y, x) - bx(y + 4, x) * 0.5f,
+                            out(y, x) = by(y, x) + by(y, x + 1) * bx(y + 1, x + 2));
+    check_blur(p, out, ref, "all inlined");
+    check_blur<stage<bx, compute_root>, stage<by, compute_root>>(p, out, ref, "all root");
+    check_blur<stage<bx, compute_root>, stage<by, compute_at<output, y>>>(p, out, ref, "bx root, by at y");
+    check_blur<stage<bx, compute_at<output, y>>, stage<by, compute_at<output, y>>, stage<output, parallel<y>, vectorize<x>>>(
+        p, out, ref, "both at y (bx read by by and output)");
+    check_blur<stage<bx, compute_at<output, outer<y>>>, stage<by, compute_at<output, outer<y>>, vectorize<x>>,
+               stage<output, split<y, 3>, parallel<outer<y>>>>(p, out, ref, "both at y.o");
+    check_blur<stage<by, compute_root>, stage<bx, compute_inline>>(p, out, ref, "bx inlined into root by and output");
+    check_blur<stage<bx, compute_at<output, outer<y>>>, stage<by, compute_at<output, inner<y>>>,
+               stage<output, split<y, 4>, parallel<outer<y>>, vectorize<x>>>(p, out, ref, "bx at y.o, by at y.i: bx read by by inside");
+  }
+}
+
+TEST_CASE("pipeline: a stage computed inside a stage computed at a loop", "[pipeline]") {
+  auto g = lt::make_rng("pipeline nested");
+  const index_t H = 23, W = 41;
+  T2 in(H + 2, W + 2), out(H, W);
+  lt::fill_random(in.view(), g);
+  std::vector<double> ref(static_cast<std::size_t>(H * W));
+  auto bxr = [&](index_t a, index_t b) { return double(in(a, b)) + in(a, b + 1) + in(a, b + 2); };
+  auto byr = [&](index_t a, index_t b) { return bxr(a, b) + bxr(a + 1, b) + bxr(a + 2, b); };
+  for (index_t a = 0; a < H; ++a)
+    for (index_t b = 0; b < W; ++b) ref[std::size_t(a * W + b)] = byr(a, b) * 2;
+  auto p = loom::pipeline(bx(y, x) = in(y, x) + in(y, x + 1) + in(y, x + 2), by(y, x) = bx(y, x) + bx(y + 1, x) + bx(y + 2, x),
+                          out(y, x) = by(y, x) * 2.f);
+  check_blur<stage<bx, compute_at<by, y>>, stage<by, compute_at<output, outer<y>>>, stage<output, split<y, 4>, parallel<outer<y>>>>(
+      p, out, ref, "bx at by's y, by at out's y.o");
+  check_blur<stage<bx, compute_at<by, outer<y>>>, stage<by, compute_root, split<y, 6>, vectorize<x>>>(p, out, ref, "bx at root by's y.o");
+}
+
+TEST_CASE("pipeline: a stage with a reduction, and reductions over stages", "[pipeline]") {
+  auto g = lt::make_rng("pipeline reductions");
+  for (int round = 0; round < 6; ++round) {
+    const index_t M = lt::pick_size(g, 40), N = lt::pick_size(g, 70);
+    INFO("M = " << M << ", N = " << N);
+    T2 X(M, N), out(M, N);
+    lt::fill_random(X.view(), g);
+    constexpr loom::Func<float, 1, "rs"> rs;
+    constexpr loom::Func<float, 2, "sq"> sq;
+    // sq = X^2 (a stage); rs(i) = sum over the stage's row (k takes sq's extent from X); out = X / rs
+    auto p = loom::pipeline(sq(i, j) = X(i, j) * X(i, j), rs(i) = sum(k, sq(i, k)) + 1.f, out(i, j) = X(i, j) / rs(i));
+    std::vector<double> ref(static_cast<std::size_t>(M * N));
+    for (index_t a = 0; a < M; ++a) {
+      double s = 1;
+      for (index_t b = 0; b < N; ++b) s += double(X(a, b)) * X(a, b);
+      for (index_t b = 0; b < N; ++b) ref[std::size_t(a * N + b)] = X(a, b) / s;
+    }
+    check_blur(p, out, ref, "defaults (sq inlined into rs, rs at root)");
+    check_blur<stage<sq, compute_root>>(p, out, ref, "sq and rs at root");
+    check_blur<stage<sq, compute_at<output, i>>, stage<rs, compute_at<output, i>>, stage<output, parallel<i>, vectorize<j>>>(
+        p, out, ref, "sq and rs per row");
+    check_blur<stage<sq, compute_at<rs, i>>, stage<rs, compute_root, vectorize<k>>>(p, out, ref, "sq at rs's rows");
+  }
+}
+
+TEST_CASE("pipeline: reductions that depend on fewer variables are computed once (hoisted)", "[pipeline]") {
+  auto g = lt::make_rng("pipeline hoist");
+  for (int round = 0; round < 6; ++round) {
+    const index_t M = round == 0 ? 1 : lt::pick_size(g, 40), N = round == 1 ? 1 : lt::pick_size(g, 90);
+    INFO("M = " << M << ", N = " << N);
+    T2 X(M, N), Y(M, N);
+    lt::fill_random(X.view(), g, -3, 3);
+    std::vector<double> soft(std::size_t(M * N)), norm(std::size_t(M * N)), frac(std::size_t(M * N));
+    double total = 0;
+    for (index_t a = 0; a < M; ++a)
+      for (index_t b = 0; b < N; ++b) total += X(a, b);
+    for (index_t a = 0; a < M; ++a) {
+      double mx = -1e300, s = 0, mean = 0, var = 0;
+      for (index_t b = 0; b < N; ++b) mx = std::max(mx, double(X(a, b)));
+      for (index_t b = 0; b < N; ++b) s += std::exp(X(a, b) - mx);
+      for (index_t b = 0; b < N; ++b) mean += X(a, b);
+      mean /= double(N);
+      for (index_t b = 0; b < N; ++b) var += (X(a, b) - mean) * (X(a, b) - mean);
+      var /= double(N);
+      for (index_t b = 0; b < N; ++b) {
+        const std::size_t q = std::size_t(a * N + b);
+        soft[q] = std::exp(X(a, b) - mx) / s;
+        norm[q] = (X(a, b) - mean) / std::sqrt(var + 1e-5);
+        frac[q] = X(a, b) / total;
+      }
+    }
+    const float inv_n = 1.f / float(N);
+    loom::run(Y(i, j) = exp(X(i, j) - maximum(k, X(i, k))) / sum(k, exp(X(i, k) - maximum(l, X(i, l)))));
+    CHECK(lt::compare(Y.view(), soft, 1e-5).ok);
+    loom::run<loom::schedule<parallel<i>, vectorize<j>>>(Y(i, j) = exp(X(i, j) - maximum(k, X(i, k))) /
+                                                                   sum(k, exp(X(i, k) - maximum(l, X(i, l)))));
+    CHECK(lt::compare(Y.view(), soft, 1e-5).ok);
+    // layer norm in one definition: mean and variance per row
+    loom::run(Y(i, j) = (X(i, j) - sum(k, X(i, k)) * inv_n) /
+                        sqrt(sum(k, (X(i, k) - sum(l, X(i, l)) * inv_n) * (X(i, k) - sum(l, X(i, l)) * inv_n)) * inv_n + 1e-5f));
+    CHECK(lt::compare(Y.view(), norm, 1e-4).ok);
+    // a reduction over everything: computed once, at root
+    loom::run(Y(i, j) = X(i, j) / sum(k, l, X(k, l)));
+    CHECK(lt::compare(Y.view(), frac, 1e-4, 1e-3).ok);
+  }
+}
+
+TEST_CASE("pipeline: a reduction nested in another reduction's body, hoisted to root", "[pipeline]") {
+  auto g = lt::make_rng("pipeline nested hoist");
+  const index_t M = 13, K = 17, L = 9;
+  loom::Tensor<float, 2> A(M, K), B(K, L);
+  loom::Tensor<float, 1> out(M);
+  lt::fill_random(A.view(), g);
+  lt::fill_random(B.view(), g);
+  // out(i) = sum(k, A(i, k) * maximum(l, B(k, l))): the maximum depends on k only.
+  loom::run(out(i) = sum(k, A(i, k) * maximum(l, B(k, l))));
+  std::vector<double> ref(static_cast<std::size_t>(M));
+  for (index_t a = 0; a < M; ++a) {
+    double s = 0;
+    for (index_t c = 0; c < K; ++c) {
+      double mx = -1e300;
+      for (index_t d = 0; d < L; ++d) mx = std::max(mx, double(B(c, d)));
+      s += A(a, c) * mx;
+    }
+    ref[std::size_t(a)] = s;
+  }
+  CHECK(lt::compare(out.view(), ref, 1e-5).ok);
+}
+
+TEST_CASE("pipeline: reads outside an input are a bounds_error before anything is written", "[pipeline]") {
+  const index_t H = 9, W = 11;
+  T2 in(H, W), out(H, W);
+  lt::fill(in.view(), 1.f);
+  lt::fill(out.view(), 5.f);
+  auto p = loom::pipeline(bx(y, x) = in(y, x) + in(y, x + 1), out(y, x) = bx(y, x) + bx(y + 1, x));
+  // Inlined, the reads are in(y + 1, x + 1): a bounds_error. At root or per row, bx's region
+  // is rows [0, 10) of in, which has 9: the plain `in(y, x)` ranges past it (a shape_error).
+  CHECK_THROWS_AS(loom::run(p), loom::bounds_error);
+  CHECK_THROWS_AS((loom::run<stage<bx, compute_root>>(p)), loom::error);
+  CHECK_THROWS_AS((loom::run<stage<bx, compute_at<output, y>>>(p)), loom::error);
+  for (float v : out) CHECK(v == 5.f);
+  std::string what;
+  try {
+    loom::run<stage<bx, compute_root>>(p);
+  } catch (const loom::error& e) {
+    what = e.what();
+  }
+  INFO(what);
+  CHECK(what.find(std::string(in.name())) != std::string::npos);  // names the input tensor
+  CHECK(what.find("extent 9") != std::string::npos);
+}
+
+TEST_CASE("pipeline: a root stage's buffer is kept from run to run", "[pipeline]") {
+  const index_t H = 64, W = 64;
+  T2 in(H + 1, W), out(H, W);
+  lt::fill(in.view(), 2.f);
+  auto p = loom::pipeline(bx(y, x) = in(y, x) * 3.f, out(y, x) = bx(y, x) + bx(y + 1, x));
+  loom::run<stage<bx, compute_root>>(p);
+  const std::size_t bytes = p.buffer_bytes();
+  CHECK(bytes >= std::size_t((H + 1) * W) * sizeof(float));
+  loom::run<stage<bx, compute_root>>(p);
+  CHECK(p.buffer_bytes() == bytes);
+  for (float v : out) CHECK(v == 12.f);
+  p.release_buffers();
+  CHECK(p.buffer_bytes() == 0);
+}
+
+TEST_CASE("pipeline: double stages", "[pipeline]") {
+  auto g = lt::make_rng("pipeline double");
+  const index_t H = 17, W = 29;
+  loom::Tensor<double, 2> in(H, W + 1), out(H, W);
+  lt::fill_random(in.view(), g);
+  auto p = loom::pipeline(dx(y, x) = in(y, x + 1) - in(y, x), out(y, x) = dx(y, x) * dx(y, x));
+  loom::run<stage<dx, compute_at<output, y>, vectorize<x>>, stage<output, vectorize<x>>>(p);
+  for (index_t a = 0; a < H; ++a)
+    for (index_t b = 0; b < W; ++b) {
+      const double d = in(a, b + 1) - in(a, b);
+      CHECK(out(a, b) == Approx(d * d));
+    }
+}
+
+TEST_CASE("pipeline: the arena of root stages, planned from their live ranges", "[pipeline]") {
+  const index_t H = 40, W = 48;
+  T2 in(H, W), out(H, W);
+  lt::fill(in.view(), 1.f);
+  constexpr loom::Func<float, 2, "a"> a;
+  constexpr loom::Func<float, 2, "b"> b;
+  constexpr loom::Func<float, 2, "c"> c;
+  const std::size_t one = std::size_t(H * W) * sizeof(float);
+  // A chain: a is dead once b is computed, so c can reuse a's bytes: two buffers, not three.
+  auto chain = loom::pipeline(a(y, x) = in(y, x) + 1.f, b(y, x) = a(y, x) * 2.f, c(y, x) = b(y, x) + 3.f, out(y, x) = c(y, x) * 0.5f);
+  using roots = loom::meta::list<stage<a, compute_root>, stage<b, compute_root>, stage<c, compute_root>>;
+  const auto m = [&]<class... S>(loom::meta::list<S...>*) { return loom::plan_memory<S...>(chain); }(static_cast<roots*>(nullptr));
+  INFO(m.describe());
+  CHECK(m.sum_bytes() == 3 * one);
+  CHECK(m.arena_bytes() == 2 * one);
+  REQUIRE(m.names.size() == 4);
+  CHECK(m.names[0] == "a");
+  CHECK(m.names[3] == std::string(out.name()));
+  CHECK(m.plan.offsets[0] == m.plan.offsets[2]);  // c takes a's place
+  [&]<class... S>(loom::meta::list<S...>*) { loom::run<S...>(chain); }(static_cast<roots*>(nullptr));
+  for (float v : out) CHECK(v == 3.5f);
+  CHECK(chain.buffer_bytes() >= 2 * one);
+  CHECK(chain.buffer_bytes() < 3 * one);
+  // Two branches read by the output: declared a, b (both live until the output), no reuse.
+  auto branches = loom::pipeline(a(y, x) = in(y, x) + 1.f, b(y, x) = in(y, x) * 2.f, out(y, x) = a(y, x) - b(y, x));
+  const auto m2 = loom::plan_memory<stage<a, compute_root>, stage<b, compute_root>>(branches);
+  CHECK(m2.arena_bytes() == 2 * one);
+  loom::run<stage<a, compute_root>, stage<b, compute_root>>(branches);
+  for (float v : out) CHECK(v == 0.f);
+}
