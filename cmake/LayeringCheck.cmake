@@ -1,7 +1,8 @@
 # Checks that loom's layers include downward only, run by CTest as
 #   cmake -DLOOM_INCLUDE_DIR=<loom>/include/loom -P LayeringCheck.cmake
 #
-# The layers, bottom up: core < simd < expr < schedule < lower < tune, kernels < run.hpp/loom.hpp.
+# The layers, bottom up: core < simd < expr < schedule < lower < tune, kernels < pipeline <
+# run.hpp/loom.hpp.
 # A header may include its own folder and folders below it. kernels/ may include lower/ (an engine
 # reuses the run's checks); lower/ never includes kernels/, so the two never include each other.
 cmake_minimum_required(VERSION 3.20)
@@ -18,9 +19,10 @@ set(_allowed_schedule "core;simd;expr")
 set(_allowed_lower    "core;simd;expr;schedule")
 set(_allowed_tune     "core;simd;expr;schedule;lower")
 set(_allowed_kernels  "core;simd;expr;schedule;lower")
+set(_allowed_pipeline "core;simd;expr;schedule;lower;tune")
 
 set(_bad "")
-foreach(_layer core simd expr schedule lower tune kernels)
+foreach(_layer core simd expr schedule lower tune kernels pipeline)
   file(GLOB_RECURSE _headers "${LOOM_INCLUDE_DIR}/${_layer}/*.hpp")
   foreach(_h IN LISTS _headers)
     file(STRINGS "${_h}" _includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")

@@ -313,3 +313,43 @@ TEST_CASE("pipeline: the arena of root stages, planned from their live ranges", 
   loom::run<stage<a, compute_root>, stage<b, compute_root>>(branches);
   for (float v : out) CHECK(v == 0.f);
 }
+
+TEST_CASE("pipeline: boundary conditions on a stage's input, every side, every placement", "[pipeline]") {
+  auto g = lt::make_rng("pipeline boundary");
+  auto clamp = [](index_t v, index_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; };
+  auto mirror = [](index_t v, index_t n) {  // mirror_image: ... 1 0 | 0 1 ... n-1 | n-1 n-2 ...
+    const index_t p = 2 * n;
+    v = ((v % p) + p) % p;
+    return v < n ? v : p - 1 - v;
+  };
+  for (int round = 0; round < 10; ++round) {
+    const index_t H = round < 3 ? round + 1 : lt::pick_size(g, 45), W = round < 3 ? 3 - round : lt::pick_size(g, 70);
+    INFO("H = " << H << ", W = " << W);
+    T2 in(H, W), out(H, W);
+    lt::fill_random(in.view(), g);
+    // bx reads in at x - 2 .. x + 1, out reads bx at y - 1 .. y + 2: every side leaves the image.
+    auto run_kind = [&](auto bounded, auto remap, const char* kind) {
+      INFO(kind);
+      std::vector<double> ref(static_cast<std::size_t>(H * W));
+      auto bxr = [&](index_t a, index_t b) {
+        double s = 0;
+        for (index_t d = -2; d <= 1; ++d) s += remap(a, b + d);
+        return s;
+      };
+      for (index_t a = 0; a < H; ++a)
+        for (index_t b = 0; b < W; ++b) ref[std::size_t(a * W + b)] = bxr(a - 1, b) + 2 * bxr(a + 2, b);
+      auto p = loom::pipeline(bx(y, x) = bounded(y, x - 2) + bounded(y, x - 1) + bounded(y, x) + bounded(y, x + 1),
+                              out(y, x) = bx(y - 1, x) + bx(y + 2, x) * 2.f);
+      check_blur(p, out, ref, "inlined");
+      check_blur<stage<bx, compute_root, vectorize<x>>>(p, out, ref, "root, vectorized");
+      check_blur<stage<bx, compute_at<output, outer<y>>, vectorize<x>>, stage<output, split<y, 4>, parallel<outer<y>>, vectorize<x>>>(
+          p, out, ref, "per strip");
+      check_blur<stage<bx, loom::store_at<output, outer<y>>, compute_at<output, inner<y>>>, stage<output, split<y, 8>>>(
+          p, out, ref, "sliding window");
+    };
+    run_kind(loom::repeat_edge(in), [&](index_t a, index_t b) { return double(in(clamp(a, H), clamp(b, W))); }, "repeat_edge");
+    run_kind(loom::constant_exterior(in, 0.5f),
+             [&](index_t a, index_t b) { return a < 0 || a >= H || b < 0 || b >= W ? 0.5 : double(in(a, b)); }, "constant_exterior");
+    run_kind(loom::mirror_image(in), [&](index_t a, index_t b) { return double(in(mirror(a, H), mirror(b, W))); }, "mirror_image");
+  }
+}

@@ -15,6 +15,7 @@
 #include "expr/index.hpp"       // affine index expressions: x + 1, 2 * y - 1
 #include "expr/ops.hpp"         // + - * /, comparisons, select, min/max/abs/sqrt/exp/log/tanh/sigmoid, fma, cast
 #include "expr/reduce.hpp"      // sum, product, maximum, minimum
+#include "expr/boundary.hpp"    // repeat_edge, constant_exterior, mirror_image, mirror_interior
 #include "expr/definition.hpp"  // out(i, j) = e, out(i, j) += e
 
 #include "schedule/directives.hpp"  // split, tile, reorder, fuse, unroll, vectorize, parallel, tails, prefetch

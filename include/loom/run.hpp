@@ -62,6 +62,8 @@ void run(const D& def) {
     return;  // the definition's own static_assert has reported
   } else if constexpr (detail::needs_hoisting<D>) {
     detail::run_hoisted<S>(def);  // reductions computed once per value of what they depend on
+  } else if constexpr (has_boundary<typename D::rhs_type>) {
+    detail::run_bounded<S>(def);  // the interior without per-point checks, the border with them
   } else {
     constexpr schedule_problem problem = detail::first_problem<D, detail::resolve_schedule<S, D>>();
     detail::report_schedule<problem>();
@@ -171,6 +173,9 @@ struct pipeline_printer {
     using S = typename info<K>::schedule_type;
     const D& d = std::get<K>(defs);
     std::string text = print_loop_nest<typename driver_schedule<S>::type>(d);
+    if constexpr (has_boundary<typename D::rhs_type>)
+      text = "// each box it runs over is split: the interior reads without checks, only the border slabs\n"
+             "// evaluate the boundary conditions\n" + text;
     if constexpr (R::template driven_depth<K> == 0) {
       return text;
     } else {

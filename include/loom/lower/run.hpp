@@ -204,6 +204,17 @@ void walk_nest(const Def& d, State& s, index_t points) {
   }
 }
 
+/// Starts with variable R moved on by `by` (a chunk of a reduction over R).
+template <class Starts, class R>
+struct moved_start {
+  Starts st;
+  index_t by;
+  template <class V>
+  index_t start() const {
+    return st.template start<V>() + (std::is_same_v<V, R> ? by : 0);
+  }
+};
+
 template <class S>
 struct without_parallel;
 template <class... D>
@@ -280,10 +291,10 @@ void run_chunked(const Def& def, const State& s) {
   for (index_t c = 0; c < chunks; ++c) {
     PDef d = chunk_def(static_cast<pure*>(nullptr), c);
     d.lhs.bind(starts);
-    d.rhs.for_each_access([&](auto& a) {
-      a.bind(starts);
-      a.base += a.template stride_of<R>() * c * F;  // this chunk's first k
-    });
+    // This chunk's k starts at c * F: a start, so every access (a boundary read, which finds its
+    // indices from the starts, too) binds for it.
+    const moved_start<std::remove_cvref_t<decltype(starts)>, R> chunk_starts{starts, c * F};
+    d.rhs.for_each_access([&](auto& a) { a.bind(chunk_starts); });
     PState ps;
     ps.ext = s.ext;
     ps.template set<R>(0);

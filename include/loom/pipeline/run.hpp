@@ -9,11 +9,13 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../core/scratch.hpp"
 #include "../core/threads.hpp"
+#include "../expr/boundary.hpp"
 #include "../lower/check.hpp"
 #include "../lower/run.hpp"
 #include "arena.hpp"
@@ -243,27 +245,27 @@ constexpr void report_placement() {
 
 /// The problems a schedule's stage<...> list has before any stage is inlined: a stage it names
 /// that the pipeline does not have, two placements, store_at without compute_at.
+template <class Stages, class Written, class St>
+consteval placement_problem directive_problem() {
+  using Key = typename stage_key_of<typename St::key>::type;
+  if constexpr (!std::is_same_v<Key, output_stage> && !meta::contains<Written, Key> && !is_hoisted_key<Key>) {
+    return placement_problem::unknown_stage;
+  } else {
+    using W = stage_placement<typename directives_of<Key, Stages>::type, true, false>;
+    if constexpr (W::placements > 1) return placement_problem::two_placements;
+    else if constexpr (W::store_list::size > 0 && W::at_list::size == 0) return placement_problem::store_without_compute_at;
+    else return placement_problem::none;
+  }
+}
+template <class Stages, class Written, class... St>
+consteval placement_problem first_directive_problem_of(meta::list<St...>*) {
+  placement_problem first = placement_problem::none;
+  ((first = first != placement_problem::none ? first : directive_problem<Stages, Written, St>()), ...);
+  return first;
+}
 template <class Stages, class... Defs>
 consteval placement_problem first_directive_problem() {
-  using written = meta::list<written_stage_t<Defs>...>;
-  placement_problem first = placement_problem::none;
-  auto note = [&](placement_problem p) {
-    if (first == placement_problem::none) first = p;
-  };
-  [&]<class... St>(meta::list<St...>*) {
-    (([&] {
-       using Key = typename stage_key_of<typename St::key>::type;
-       if constexpr (!std::is_same_v<Key, output_stage> && !meta::contains<written, Key> && !is_hoisted_key<Key>) {
-         note(placement_problem::unknown_stage);
-       } else {
-         using W = stage_placement<typename directives_of<Key, Stages>::type, true, false>;
-         if constexpr (W::placements > 1) note(placement_problem::two_placements);
-         else if constexpr (W::store_list::size > 0 && W::at_list::size == 0) note(placement_problem::store_without_compute_at);
-       }
-     }()),
-     ...);
-  }(static_cast<Stages*>(nullptr));
-  return first;
+  return first_directive_problem_of<Stages, meta::list<written_stage_t<Defs>...>>(static_cast<Stages*>(nullptr));
 }
 
 /// One run of a pipeline: the lowered stages, their regions, the pipeline's buffers.
@@ -369,7 +371,7 @@ struct pipeline_run {
   }
   /// stage_extents' source of extents for reduction variables that index only stages.
   auto natural() const {
-    return [this]<class A>(const A&, std::size_t dim) { return natural_extent<typename A::view_type::tag_type>(dim); };
+    return [this]<class A>(const A&, std::size_t dim) { return this->template natural_extent<typename A::view_type::tag_type>(dim); };
   }
 
   void infer_regions() {
@@ -383,7 +385,7 @@ struct pipeline_run {
     if constexpr (!info<K>::is_func) {
       const auto& v = std::get<K>(defs).lhs.view;
       for (std::size_t d = 0; d < R; ++d) {
-        total[K].lo[d] = 0;
+        total[K].lo[d] = v.origin(d);
         total[K].ext[d] = v.extent(d);
       }
     } else {
@@ -516,10 +518,69 @@ struct pipeline_run {
   void run_box(const D& d, const box& b) {
     constexpr std::size_t R = D::lhs_type::rank;
     if (b.empty(R)) return;
+    if constexpr (has_boundary<typename D::rhs_type>) {
+      run_partitioned<K>(d, b);
+    } else {
+      run_nest<K>(d, b);
+    }
+  }
+
+  /// The nest of stage K's schedule over box b (d's output is that box).
+  template <std::size_t K, class D>
+  void run_nest(const D& d, const box& b) {
+    constexpr std::size_t R = D::lhs_type::rank;
     const auto s = stage_extents(d, b, natural());
     index_t points = b.points(R);
     meta::for_each_type<typename D::scheduled_rvars>([&]<class V>(V*) { points *= std::max<index_t>(s.template extent<V>(), 1); });
     run_leaf<typename info<K>::schedule_type>(d, s, points);
+  }
+
+  /// A stage that reads through boundary conditions, over box b: the interior (where every
+  /// boundary read is inside its tensor, found by interval arithmetic) runs the plain accesses
+  /// at full speed; only the border slabs, at most two per dimension, evaluate the conditions
+  /// (Halide partitions its loops the same way).
+  template <std::size_t K, class D>
+  void run_partitioned(const D& d, const box& b) {
+    using out_idx = typename D::lhs_type::index_types;
+    constexpr std::size_t R = D::lhs_type::rank;
+    const auto s = stage_extents(d, b, natural());
+    const auto inner_box = interior_of<typename D::pure_vars, typename D::vars>(d.rhs, s, starts_of(d));
+    const auto full = d.lhs.view;
+    auto over = [&](auto def, const box& part) {
+      if (part.empty(R)) return;
+      shape_t<R> first{}, n{};
+      for (std::size_t r = 0; r < R; ++r) {
+        first[r] = part.lo[r];
+        n[r] = part.ext[r];
+      }
+      def.lhs.view = full.box(first, n);
+      run_nest<K>(def, part);
+    };
+    if (inner_box.empty()) {
+      over(d, b);
+      return;
+    }
+    box in = b;
+    [&]<std::size_t... r>(std::index_sequence<r...>) {
+      ((in.lo[r] = inner_box.template first<meta::at<out_idx, r>>(),
+        in.ext[r] = inner_box.template end<meta::at<out_idx, r>>() - in.lo[r]),
+       ...);
+    }(std::make_index_sequence<R>{});
+    const auto plain = strip_boundaries(d.rhs);
+    over(definition<typename D::lhs_type, std::remove_cvref_t<decltype(plain)>, typename D::mode>(d.lhs, plain), in);
+    // The border: below and above the interior along each dimension in turn, the dimensions
+    // before it already narrowed to the interior.
+    box rest = b;
+    for (std::size_t r = 0; r < R; ++r) {
+      box below = rest, above = rest;
+      below.ext[r] = in.lo[r] - rest.lo[r];
+      above.lo[r] = in.lo[r] + in.ext[r];
+      above.ext[r] = rest.lo[r] + rest.ext[r] - above.lo[r];
+      over(d, below);
+      over(d, above);
+      rest.lo[r] = in.lo[r];
+      rest.ext[r] = in.ext[r];
+    }
   }
 
   /// The driver: level L of stage K's loops, inside box cur; `out` is K's output over the box
@@ -844,11 +905,56 @@ struct pipeline_run {
     }(std::make_index_sequence<roots::size>{});
   }
 
+  /// Whether tensor output K shares a byte with any tensor a stage reads: the stages run in
+  /// pieces (boxes, rows, border slabs), so a later piece could read what an earlier one wrote.
+  template <std::size_t K>
+  bool output_aliases() const {
+    const auto& out = std::get<K>(defs).lhs.view;
+    bool aliased = false;
+    std::apply(
+        [&](const auto&... d) {
+          (d.rhs.for_each_access([&](const auto& a) {
+             if constexpr (!reads_stage<std::remove_cvref_t<decltype(a)>>) aliased = aliased || views_overlap(out, a.view);
+           }),
+           ...);
+        },
+        defs);
+    return aliased;
+  }
+
   void run_all() {
     infer_regions();
     plan_arena();
     [&]<std::size_t... K>(std::index_sequence<K...>) { (check_reads<K>(), ...); }(std::make_index_sequence<count>{});
+    // An output that overlaps an input is computed into a temporary holding its values (read by
+    // `+=`) and copied back at the end, so every read sees the inputs as they were.
+    auto temporaries = [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
+      return std::make_tuple([&] {
+        constexpr std::size_t K = meta::at<roots, Rq>::value;
+        using V = typename info<K>::def::lhs_type::view_type;
+        using T = typename V::value_type;
+        std::optional<Tensor<T, V::rank>> tmp;
+        if constexpr (!info<K>::is_func) {
+          if (output_aliases<K>()) {
+            auto& out = std::get<K>(defs).lhs.view;
+            tmp.emplace(out.extents().values(), out.name());
+            copy_view(tmp->view(), out);
+            const V original = out;
+            out = V(typename V::base_view(tmp->view()), original.origins());
+            return std::make_pair(std::move(tmp), original);
+          }
+        }
+        return std::make_pair(std::move(tmp), V{});
+      }()...);
+    }(std::make_index_sequence<roots::size>{});
     for (int r : order) run_root(r);
+    [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
+      (([&] {
+         auto& [tmp, original] = std::get<Rq>(temporaries);
+         if (tmp) copy_view(original, tmp->view());
+       }()),
+       ...);
+    }(std::make_index_sequence<roots::size>{});
   }
 };
 
@@ -928,6 +1034,15 @@ void run_hoisted(const Def& def) {
         }(std::make_index_sequence<n>{});
       },
       defs);
+}
+
+/// Runs a definition that reads through boundary conditions: as a pipeline of one stage, whose
+/// runs partition their box into the interior and the border.
+template <class S, class Def>
+void run_bounded(const Def& def) {
+  using MS = std::conditional_t<std::is_same_v<S, auto_schedule>, default_schedule_t<Def>, S>;
+  Pipeline<Def> pipe(def);
+  loom::run<stage<output, MS>>(pipe);
 }
 
 }  // namespace detail
