@@ -255,7 +255,7 @@ std::string print_loop_nest(const Pipeline<Defs...>& p) {
         [&](const auto&... d) {
           (([&] {
              using D = std::remove_cvref_t<decltype(d)>;
-             if constexpr (detail::inlined_stage<S, D>) inlined += (inlined.empty() ? "" : ", ") + std::string(d.lhs.view.name());
+             if constexpr (detail::inlined_stage<S, meta::list<Defs...>, D>) inlined += (inlined.empty() ? "" : ", ") + std::string(d.lhs.view.name());
            }()),
            ...);
         },

@@ -42,9 +42,19 @@ struct is_store_at_t : std::bool_constant<is_store_at<D>> {};
 /// Where a stage runs, from its directives (Dirs) and whether it has a reduction.
 enum class placement { inlined, root, at };
 
-template <class Dirs, bool IsFunc, bool HasReduction>
+/// The rows of a strip of the default schedule of a pipeline with stencil stages (see
+/// default_strip): enough that the halo's recomputation is small (2 of 32 rows for a 3-tap
+/// stencil), few enough that a strip of a stage stays in the L2 cache for rows of a few thousand.
+inline constexpr index_t default_strip_rows = 32;
+
+/// The default placement computed at the output's strips: compute_at<output, outer<V0>>, V0 the
+/// output's first variable.
+template <class V0>
+using strip_compute_at = compute_at<output_stage{}, outer_loop<V0>{}>;
+
+template <class Dirs, bool IsFunc, bool HasReduction, class Strip = void>
 struct stage_placement {
-  using at_list = meta::filter<Dirs, is_compute_at_t>;
+  using at_list = std::conditional_t<std::is_void_v<Strip>, meta::filter<Dirs, is_compute_at_t>, meta::list<Strip>>;
   using store_list = meta::filter<Dirs, is_store_at_t>;
   static constexpr bool says_inline = meta::contains<Dirs, compute_inline>;
   static constexpr bool says_root = meta::contains<Dirs, compute_root>;
@@ -56,6 +66,81 @@ struct stage_placement {
                                      : HasReduction         ? placement::root
                                                             : placement::inlined;
 };
+
+// ---- the default placement of a stage without directives ----
+
+/// The accesses of tree E to stage Id.
+template <class Id, class Accesses>
+struct reads_of;
+template <class Id, class... A>
+struct reads_of<Id, meta::list<A...>> {
+  template <class X>
+  static constexpr bool of_id = [] {
+    if constexpr (reads_stage<X>) return std::is_same_v<typename X::view_type::tag_type, Id>;
+    else return false;
+  }();
+  using type = meta::unique<meta::concat<meta::list<>, std::conditional_t<of_id<A>, meta::list<A>, meta::list<>>...>>;
+};
+
+/// Whether definition D reads stage Id at more than one point per point of its own (a stencil:
+/// two different index tuples, or an index that is not a plain variable).
+template <class Id, class D>
+inline constexpr bool reads_stencil = []<class... A>(meta::list<A...>*) {
+  const bool offsets = ([]<class... I>(meta::list<I...>*) { return !(is_var<I> && ...); }(static_cast<typename A::index_types*>(nullptr)) || ...);
+  return sizeof...(A) > 1 || offsets;
+}(static_cast<typename reads_of<Id, typename D::rhs_type::accesses>::type*>(nullptr));
+
+template <class Id, class D>
+inline constexpr bool reads_at_all = reads_of<Id, typename D::rhs_type::accesses>::type::size > 0;
+
+/// The stage each definition of Defs writes, and the variables of the last one (the output).
+template <class Stages, class Defs>
+struct pipeline_defaults;
+template <class Stages, class... D>
+struct pipeline_defaults<Stages, meta::list<D...>> {
+  using last = meta::at<meta::list<D...>, sizeof...(D) - 1>;
+  using out_vars = typename last::lhs_type::index_types;
+  static constexpr bool output_scheduled = directives_of<output_stage, Stages>::type::size > 0;
+  /// A reader that runs before the output's strips (a reduction at root, or a stage the
+  /// schedule places itself): a stage it reads cannot live inside the output's loops.
+  template <class R>
+  static constexpr bool runs_apart = [] {
+    using W = written_stage_t<R>;
+    if constexpr (std::is_void_v<W>) return !std::is_same_v<R, last>;  // an intermediate tensor output
+    else return R::reductions::size > 0 || directives_of<W, Stages>::type::size > 0;
+  }();
+  /// Stage Id (written by P) is computed per strip of the output's rows by default: it has no
+  /// directives and no reduction, some definition reads it as a stencil (inlined, each of its
+  /// values would be computed several times), no reader runs apart from the output's loops, the
+  /// output has two dimensions or more and no directives of its own.
+  template <class P>
+  static constexpr bool strip = [] {
+    using Id = written_stage_t<P>;
+    if constexpr (std::is_void_v<Id> || output_scheduled || out_vars::size < 2 || P::reductions::size > 0) {
+      return false;
+    } else if constexpr (directives_of<Id, Stages>::type::size > 0) {
+      return false;
+    } else {
+      const bool stencil = (reads_stencil<Id, D> || ...);
+      const bool apart = ((reads_at_all<Id, D> && runs_apart<D>) || ...);
+      return stencil && !apart;
+    }
+  }();
+  static constexpr bool any_strip = (strip<D> || ...);
+  /// The output's default schedule when stages are computed per strip: strips of
+  /// default_strip_rows rows of its first variable, in parallel, lanes along its last.
+  using V0 = meta::at<out_vars, 0>;
+  using VL = meta::at<out_vars, out_vars::size - 1>;
+  using strip_schedule = schedule<split<V0{}, default_strip_rows>, parallel<outer_loop<V0>{}>, vectorize<VL{}>>;
+};
+
+/// The placement of the stage definition D writes, in pipeline Defs under schedule Stages.
+template <class Stages, class Defs, class D>
+using placement_of_def = stage_placement<
+    typename directives_of<std::conditional_t<std::is_void_v<written_stage_t<D>>, output_stage, written_stage_t<D>>, Stages>::type,
+    !std::is_void_v<written_stage_t<D>>, (D::reductions::size > 0),
+    std::conditional_t<pipeline_defaults<Stages, Defs>::template strip<D>,
+                       strip_compute_at<typename pipeline_defaults<Stages, Defs>::V0>, void>>;
 
 /// The loop schedule of a stage: its loop directives, or the default when it has none.
 template <class Dirs>
@@ -70,11 +155,10 @@ struct loop_schedule_of<meta::list<D...>> {
   }(static_cast<loops*>(nullptr)));
 };
 
-template <class Stages, class D>
+template <class Stages, class Defs, class D>
 inline constexpr bool inlined_stage = [] {
-  using W = written_stage_t<D>;
-  if constexpr (std::is_void_v<W>) return false;
-  else return stage_placement<typename directives_of<W, Stages>::type, true, (D::reductions::size > 0)>::where == placement::inlined;
+  if constexpr (std::is_void_v<written_stage_t<D>>) return false;
+  else return placement_of_def<Stages, Defs, D>::where == placement::inlined;
 }();
 
 /// The reader's tree with every access to producer P's stage replaced by P's expression at the
@@ -110,8 +194,9 @@ auto inline_def(const D& d, const P& producer) {
   return definition<typename D::lhs_type, decltype(rhs), typename D::mode>(d.lhs, rhs);
 }
 
-/// The definitions left once every inlined stage is substituted into its readers, in order.
-template <class Stages, class... D>
+/// The definitions left once every inlined stage is substituted into its readers, in order
+/// (Defs: the pipeline's own definitions, which decide the defaults).
+template <class Stages, class Defs, class... D>
 auto inline_stages(const std::tuple<D...>& defs) {
   if constexpr (sizeof...(D) == 0) {
     return std::tuple<>{};
@@ -119,10 +204,10 @@ auto inline_stages(const std::tuple<D...>& defs) {
     return std::apply(
         [&](const auto& first, const auto&... rest) {
           using First = std::remove_cvref_t<decltype(first)>;
-          if constexpr (inlined_stage<Stages, First>) {
-            return inline_stages<Stages>(std::make_tuple(inline_def(rest, first)...));
+          if constexpr (inlined_stage<Stages, Defs, First>) {
+            return inline_stages<Stages, Defs>(std::make_tuple(inline_def(rest, first)...));
           } else {
-            return std::tuple_cat(std::make_tuple(first), inline_stages<Stages>(std::make_tuple(rest...)));
+            return std::tuple_cat(std::make_tuple(first), inline_stages<Stages, Defs>(std::make_tuple(rest...)));
           }
         },
         defs);
@@ -150,20 +235,37 @@ auto as_region_def(const D& d) {
 
 template <class Stages, class... D>
 auto lower_pipeline(const std::tuple<D...>& defs) {
-  return std::apply([](const auto&... d) { return std::make_tuple(as_region_def(d)...); }, inline_stages<Stages>(defs));
+  return std::apply([](const auto&... d) { return std::make_tuple(as_region_def(d)...); },
+                    inline_stages<Stages, meta::list<D...>>(defs));
 }
 
-/// What the run needs to know of lowered stage K of the stage tuple Defs under schedule Stages.
-template <class Stages, class Defs, std::size_t K>
+/// What the run needs to know of lowered stage K of the stage tuple Defs under schedule Stages
+/// (Orig: the pipeline's own definitions, a meta::list, which decide the defaults).
+template <class Stages, class Defs, std::size_t K, class Orig>
 struct stage_info {
   using def = std::tuple_element_t<K, Defs>;
   static constexpr std::size_t count = std::tuple_size_v<Defs>;
   static constexpr bool is_func = !std::is_void_v<written_stage_t<def>>;
   using key = std::conditional_t<is_func, written_stage_t<def>, std::conditional_t<K + 1 == count, output_stage, tensor_stage<K>>>;
   using dirs = typename directives_of<key, Stages>::type;
-  using where = stage_placement<dirs, is_func, (def::reductions::size > 0)>;
+  using defaults = pipeline_defaults<Stages, Orig>;
+  /// The pipeline's definition that writes this stage (void for a tensor output).
+  template <class... O>
+  static auto original(meta::list<O...>*) {
+    if constexpr (!is_func) return static_cast<void*>(nullptr);
+    else return static_cast<meta::at<meta::list<O...>, meta::index_of<meta::list<written_stage_t<O>...>, key>>*>(nullptr);
+  }
+  using orig = std::remove_pointer_t<decltype(original(static_cast<Orig*>(nullptr)))>;
+  static constexpr bool strip = [] {
+    if constexpr (std::is_void_v<orig>) return false;
+    else return defaults::template strip<orig>;
+  }();
+  using where = stage_placement<dirs, is_func, (def::reductions::size > 0),
+                                std::conditional_t<strip, strip_compute_at<typename defaults::V0>, void>>;
   using user_schedule = typename loop_schedule_of<dirs>::type;
-  using schedule_type = std::conditional_t<std::is_same_v<user_schedule, auto_schedule>, default_schedule_t<def>, user_schedule>;
+  using schedule_type = std::conditional_t<
+      !std::is_same_v<user_schedule, auto_schedule>, user_schedule,
+      std::conditional_t<std::is_same_v<key, output_stage> && defaults::any_strip, typename defaults::strip_schedule, default_schedule_t<def>>>;
 };
 
 }  // namespace detail

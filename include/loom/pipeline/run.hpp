@@ -269,13 +269,21 @@ consteval placement_problem first_directive_problem() {
 }
 
 /// One run of a pipeline: the lowered stages, their regions, the pipeline's buffers.
+/// The definitions of a Pipeline type, as a meta::list.
+template <class P>
+struct pipeline_defs;
+template <class... D>
+struct pipeline_defs<Pipeline<D...>> {
+  using type = meta::list<D...>;
+};
+
 template <class Stages, class Defs, class Pipe>
 struct pipeline_run {
   using defs_type = Defs;
   pipeline_run(const Defs& d, Pipe& p) : defs(d), pipe(p) {}
   static constexpr std::size_t count = std::tuple_size_v<Defs>;
   template <std::size_t K>
-  using info = stage_info<Stages, Defs, K>;
+  using info = stage_info<Stages, Defs, K, typename pipeline_defs<Pipe>::type>;
 
   Defs defs;
   std::array<box, count> total{};
