@@ -304,6 +304,7 @@ TEST_CASE("pipeline: the arena of root stages, planned from their live ranges", 
   CHECK(m.names[0] == "a");
   CHECK(m.names[3] == std::string(out.name()));
   CHECK(m.plan.offsets[0] == m.plan.offsets[2]);  // c takes a's place
+  CHECK(chain.buffer_bytes() == 0);                // planning allocates nothing
   [&]<class... S>(loom::meta::list<S...>*) { loom::run<S...>(chain); }(static_cast<roots*>(nullptr));
   for (float v : out) CHECK(v == 3.5f);
   CHECK(chain.buffer_bytes() >= 2 * one);

@@ -868,8 +868,9 @@ struct pipeline_run {
   std::vector<int> order;
 
   /// Plans the arena (only when the stages' sizes changed since the last run) and sets each root
-  /// stage's place in it and the order of the root stages.
-  void plan_arena() {
+  /// stage's place in it and the order of the root stages; with `allocate`, makes the arena that
+  /// large.
+  void plan_arena(bool allocate = true) {
     constexpr std::size_t n = roots::size;
     std::vector<std::size_t> bytes(n);
     std::vector<stage_node> dag(n);
@@ -890,7 +891,7 @@ struct pipeline_run {
        ...);
     }(std::make_index_sequence<n>{});
     const auto& plan = pipe.plan_for(bytes, dag, outputs);
-    arena_base = pipe.arena(plan.plan.memory.arena_bytes);
+    arena_base = allocate ? pipe.arena(plan.plan.memory.arena_bytes) : nullptr;
     [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
       ((offset[meta::at<roots, Rq>::value] = plan.plan.memory.offsets[Rq]), ...);
     }(std::make_index_sequence<n>{});
@@ -1137,7 +1138,7 @@ pipeline_memory plan_memory(Pipeline<Defs...>& p) {
   if constexpr (ok) {
     R r(lowered, p);
     r.infer_regions();
-    r.plan_arena();
+    r.plan_arena(false);  // a plan only: nothing allocated
     const auto& plan = p.plan_for({}, {}, {});  // the cached plan of this run
     std::vector<std::string> all;
     [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
