@@ -82,12 +82,21 @@ struct reads_of<Id, meta::list<A...>> {
   using type = meta::unique<meta::concat<meta::list<>, std::conditional_t<of_id<A>, meta::list<A>, meta::list<>>...>>;
 };
 
-/// Whether definition D reads stage Id at more than one point per point of its own (a stencil:
-/// two different index tuples, or an index that is not a plain variable).
+/// How many times tree accesses list Accesses reads stage Id (each read, repeated or not).
+template <class Id, class Accesses>
+struct read_count;
+template <class Id, class... A>
+struct read_count<Id, meta::list<A...>> {
+  static constexpr std::size_t value = (std::size_t(reads_of<Id, meta::list<>>::template of_id<A>) + ... + 0);
+};
+
+/// Whether definition D reads stage Id more than once per point of its own (a stencil: two
+/// index tuples, an index that is not a plain variable, or the same read twice — inlined, each
+/// read would be computed again, since loom does not merge equal subexpressions).
 template <class Id, class D>
 inline constexpr bool reads_stencil = []<class... A>(meta::list<A...>*) {
   const bool offsets = ([]<class... I>(meta::list<I...>*) { return !(is_var<I> && ...); }(static_cast<typename A::index_types*>(nullptr)) || ...);
-  return sizeof...(A) > 1 || offsets;
+  return read_count<Id, typename D::rhs_type::accesses>::value > 1 || offsets;
 }(static_cast<typename reads_of<Id, typename D::rhs_type::accesses>::type*>(nullptr));
 
 template <class Id, class D>
