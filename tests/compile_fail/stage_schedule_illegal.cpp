@@ -1,4 +1,5 @@
 // expect: loom::split/tile/unroll/vectorize: the loop named is not a loop of this definition
+// within: 14 (a stage's schedule is checked inside the pipeline's run, one instantiation deeper than loom::run's check of a definition: line 11 under CTest's precompiled header)
 // compile_fail: a stage's own schedule names a loop it does not have.
 #include <loom/loom.hpp>
 
