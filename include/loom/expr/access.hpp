@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "../core/error.hpp"
 #include "../core/layout.hpp"
@@ -119,6 +120,22 @@ struct access : expr_node {
     meta::for_each_type<vars>([&]<class V>(V*) { empty = empty || ext.template extent<V>() == 0; });
     if (empty) return;
     [&]<std::size_t... D>(std::index_sequence<D...>) { (check_dim<D>(ext, st), ...); }(std::make_index_sequence<rank>{});
+  }
+
+  /// The indices [lo, hi] dimension D takes when each variable V ranges over
+  /// [st.start<V>(), st.start<V>() + ext.extent<V>()): bounds checks and a pipeline's regions.
+  template <std::size_t D, class Ext, class Starts = zero_starts>
+  std::pair<index_t, index_t> index_range(const Ext& ext, const Starts& st = {}) const {
+    const auto& e = std::get<D>(idx);
+    index_t lo = e.offset(), hi = e.offset();
+    meta::for_each_type<typename std::tuple_element_t<D, std::tuple<Idx...>>::vars>([&]<class V>(V*) {
+      const index_t first = e.template coef<V>() * st.template start<V>();
+      lo += first;
+      hi += first;
+      const index_t k = e.template coef<V>() * (ext.template extent<V>() - 1);
+      (k < 0 ? lo : hi) += k;
+    });
+    return {lo, hi};
   }
 
   // ---- evaluation ----
@@ -257,15 +274,7 @@ struct access : expr_node {
 
   template <std::size_t D, class Ext, class Starts>
   void check_dim(const Ext& ext, const Starts& st) const {
-    const auto& e = std::get<D>(idx);
-    index_t lo = e.offset(), hi = e.offset();
-    meta::for_each_type<typename std::tuple_element_t<D, std::tuple<Idx...>>::vars>([&]<class V>(V*) {
-      const index_t first = e.template coef<V>() * st.template start<V>();
-      lo += first;
-      hi += first;
-      const index_t k = e.template coef<V>() * (ext.template extent<V>() - 1);
-      (k < 0 ? lo : hi) += k;
-    });
+    const auto [lo, hi] = index_range<D>(ext, st);
     const index_t o = origin_of(view, D), n = view.extent(D);
     if (lo < o || hi >= o + n) fail_dim<D>(lo, hi, n);
   }

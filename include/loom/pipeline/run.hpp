@@ -134,13 +134,11 @@ checked_state<Def> stage_extents(const Def& d, const box& b, const FromStage& fr
 /// Returns false when it reads none (need unchanged).
 template <class Id, class Def>
 bool add_required(const Def& d, const checked_state<Def>& s, const box& b, box& need, bool fresh) {
-  using vars = typename Def::vars;
-  using pure = typename Def::pure_vars;
   using out_idx = typename Def::lhs_type::index_types;
-  auto start = [&]<class V>() -> index_t {
-    if constexpr (meta::contains<pure, V>) return b.lo[meta::index_of<out_idx, V>];
-    else return 0;
-  };
+  var_starts<typename Def::vars> starts;  // the pure variables start at the box, the others at 0
+  [&]<std::size_t... D>(std::index_sequence<D...>) {
+    ((starts.first[meta::index_of<typename Def::vars, meta::at<out_idx, D>>] = b.lo[D]), ...);
+  }(std::make_index_sequence<Def::lhs_type::rank>{});
   bool any = false;
   d.rhs.for_each_access([&](const auto& a) {
     using A = std::remove_cvref_t<decltype(a)>;
@@ -148,15 +146,7 @@ bool add_required(const Def& d, const checked_state<Def>& s, const box& b, box& 
       if constexpr (std::is_same_v<typename A::view_type::tag_type, Id>) {
         [&]<std::size_t... D>(std::index_sequence<D...>) {
           ([&] {
-            const auto& e = std::get<D>(a.idx);
-            index_t lo = e.offset(), hi = e.offset();
-            meta::for_each_type<typename meta::at<typename A::index_types, D>::vars>([&]<class V>(V*) {
-              const index_t k = e.template coef<V>();
-              const index_t first = k * start.template operator()<V>();
-              const index_t span = k * (s.ext[meta::index_of<vars, V>] - 1);
-              lo += first + std::min<index_t>(span, 0);
-              hi += first + std::max<index_t>(span, 0);
-            });
+            const auto [lo, hi] = a.template index_range<D>(s, starts);
             widen(need, D, lo, hi, fresh && !any);
           }(), ...);
         }(std::make_index_sequence<A::rank>{});
