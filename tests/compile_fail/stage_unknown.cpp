@@ -5,8 +5,8 @@
 using namespace loom::vars;
 using namespace loom;
 
-constexpr Func<float, 2, "bx"> bx;
-constexpr Func<float, 2, "by"> by;
+[[maybe_unused]] constexpr Func<float, 2, "bx"> bx;
+[[maybe_unused]] constexpr Func<float, 2, "by"> by;
 
 int main() {
   Tensor<float, 2> in("in", 10, 10), out("out", 8, 8);
