@@ -13,7 +13,7 @@
 
 #include "expr/var.hpp"         // Var<"name">, loom::vars::{i, j, k, ...}, outer/inner/fused
 #include "expr/index.hpp"       // affine index expressions: x + 1, 2 * y - 1
-#include "expr/ops.hpp"         // + - * /, comparisons, select, min/max/abs/sqrt/exp/log/tanh/sigmoid, fma, cast
+#include "expr/ops.hpp"         // + - * /, comparisons, select, min/max/abs/sqrt/exp/log/tanh/sigmoid, fma, cast, saturating_cast
 #include "expr/reduce.hpp"      // sum, product, maximum, minimum
 #include "expr/boundary.hpp"    // repeat_edge, constant_exterior, mirror_image, mirror_interior
 #include "expr/definition.hpp"  // out(i, j) = e, out(i, j) += e

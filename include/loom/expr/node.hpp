@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "../core/meta.hpp"
-#include "../simd/arch.hpp"
+#include "../simd/lanes.hpp"
 
 namespace loom {
 
@@ -26,6 +26,8 @@ concept Scalar = std::is_arithmetic_v<std::remove_cvref_t<T>> && !std::same_as<s
 
 /// How a vectorized loop evaluates: the lane variable, the lane count W, whether every access
 /// along the lane is unit-stride (checked once per run) and whether only `active` lanes are live.
+/// W is fixed by the definition's output type; every node holds W lanes of its own type (an xsimd
+/// batch, or simd::lanes where W of them do not fill exactly one register: simd/lanes.hpp).
 template <class Lane, std::size_t W, bool Contig, bool Masked>
 struct vmode {
   using lane = Lane;
@@ -33,7 +35,7 @@ struct vmode {
   static constexpr bool contiguous = Contig;
   static constexpr bool masked = Masked;
   template <class T>
-  using batch = simd::batch<T, W>;
+  using batch = simd::vec<T, W>;
 };
 
 /// The value type of a node (bool for comparisons).

@@ -16,15 +16,16 @@
 namespace loom {
 
 namespace red {
+// Integer sums and products wrap in the value type, as op::add and op::mul do (ops.hpp).
 struct sum {
   static constexpr const char* name = "sum";
   template <class T> static constexpr T identity() { return T(0); }
-  template <class T> static LOOM_INLINE T combine(const T& a, const T& b) { return a + b; }
+  template <class T> static LOOM_INLINE T combine(const T& a, const T& b) { return op::add::apply(a, b); }
 };
 struct product {
   static constexpr const char* name = "product";
   template <class T> static constexpr T identity() { return T(1); }
-  template <class T> static LOOM_INLINE T combine(const T& a, const T& b) { return a * b; }
+  template <class T> static LOOM_INLINE T combine(const T& a, const T& b) { return op::mul::apply(a, b); }
 };
 struct maximum {
   static constexpr const char* name = "maximum";

@@ -137,9 +137,6 @@ constexpr void report_schedule() {
                 "loom: tail::shift_inwards is illegal here: it recomputes points, which is wrong for `+=`, for "
                 "reduction variables, when the output is the accumulator, or across a parallel loop. Use tail::guard");
   static_assert(P != masked_tail_not_vectorized, "loom: tail::masked applies to vectorized loops only");
-  static_assert(P != vectorized_cast_size,
-                "loom::cast<T>: vectorized casts need element types of the same size (float<->int32, "
-                "double<->int64); schedule this definition without vectorize");
 }
 
 }  // namespace detail

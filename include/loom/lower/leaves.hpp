@@ -135,7 +135,7 @@ struct leaves {
   static LOOM_INLINE V masked_identity(const state& s, V v) {
     // Lanes past the extent must not contribute when the lanes are the reduction variable.
     if constexpr (Mode::masked && Plan::lane_is_reduction)
-      return xsimd::select(simd::first_lanes<V>(s.active), v, V(op::template identity<T>()));
+      return simd::select(simd::first_lanes<V>(s.active), v, V(op::template identity<T>()));
     else
       return v;
   }

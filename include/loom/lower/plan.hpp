@@ -18,17 +18,6 @@ enum class accumulation {
   into_output     // the output is the accumulator (reduction loops outside non-constant pure loops)
 };
 
-namespace detail {
-/// Whether an expression holds a cast between types of different sizes, which vector lanes cannot
-/// do (the lanes of a batch of float and of double differ in number).
-template <class E>
-inline constexpr bool has_resizing_cast = false;
-template <template <class...> class Node, class... A>
-inline constexpr bool has_resizing_cast<Node<A...>> = (has_resizing_cast<A> || ...);
-template <class To, class A>
-inline constexpr bool has_resizing_cast<cast_node<To, A>> = sizeof(To) != sizeof(value_t<A>) || has_resizing_cast<A>;
-}  // namespace detail
-
 template <class Def, class Sched>
 struct plan {
   using def = Def;
@@ -309,7 +298,6 @@ struct plan {
     if (interleaving::all::size > 1) return P::interleave_twice;
     if (!tails_ok([](auto t) { return decltype(t)::shift_ok; })) return P::shift_inwards_illegal;
     if (!tails_ok([](auto t) { return decltype(t)::masked_ok; })) return P::masked_tail_not_vectorized;
-    if (vectorized && detail::has_resizing_cast<typename Def::rhs_type>) return P::vectorized_cast_size;
     return P::none;
   }();
 };

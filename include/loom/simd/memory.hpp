@@ -94,13 +94,15 @@ LOOM_INLINE void store_strided(elem_t<B>* p, index_t s, const B& v, index_t n = 
 /// Lane mask with lanes [0, n) true.
 template <class B>
 LOOM_INLINE typename B::batch_bool_type first_lanes(index_t n) {
-  using I = xsimd::as_integer_t<elem_t<B>>;
+  // Integer lanes compare in their own type (lane indices fit every one of them: W <= 64), so
+  // the mask is B's; float lanes compare as the same-size integers and convert the mask.
+  using I = std::conditional_t<std::is_integral_v<elem_t<B>>, elem_t<B>, xsimd::as_integer_t<elem_t<B>>>;
   using IB = xsimd::batch<I, typename B::arch_type>;
   alignas(64) I iota[B::size];
   for (std::size_t l = 0; l < B::size; ++l) iota[l] = static_cast<I>(l);
   const auto mask = IB::load_aligned(iota) < IB(static_cast<I>(n));
   if constexpr (std::is_integral_v<elem_t<B>>)
-    return mask;  // already the mask of B (bool_cast is only defined for float/double masks)
+    return mask;
   else
     return xsimd::bool_cast(mask);
 }

@@ -336,11 +336,6 @@ struct default_schedule {
   static auto pick() {
     if constexpr (loop_vars::size == 0) {
       return schedule<>{};
-    } else if constexpr (has_resizing_cast<typename Def::rhs_type>) {
-      // Lanes cannot cast between types of different sizes: scalar loops, the outermost output
-      // loop in parallel.
-      if constexpr (has_pure) return schedule<parallel<meta::at<pure, 0>{}, parallel_min_points>>{};
-      else return schedule<>{};
     } else {
       using rows = lane_for<false>;
       using columns = lane_for<true>;
