@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "access.hpp"
+#include "let.hpp"
 #include "ops.hpp"
 #include "reduce.hpp"
 
@@ -100,6 +101,20 @@ struct tree_map {
     auto c = apply(n.c3, f);
     return fma_node<decltype(a), decltype(b), decltype(c)>(a, b, c);
   }
+  // A let keeps its key when the tree's points stay (an access mapped to another view, a stage
+  // substituted by name); a substitution (Rename = fresh) moves its points, so its lets become
+  // local to their bodies (expr/let.hpp).
+  static constexpr bool moves_points = !std::is_same_v<Rename<var<'_'>>, std::type_identity<var<'_'>>>;
+  template <class K>
+  using key_t = std::conditional_t<moves_points, local_key<K>, K>;
+  template <class F, class K, class V, class B>
+  static auto apply(const let_node<K, V, B>& n, F& f) {
+    auto v = apply(n.value, f);
+    auto b = apply(n.body, f);
+    return let_node<key_t<K>, decltype(v), decltype(b)>(v, b);
+  }
+  template <class F, class K, class T>
+  static let_ref<key_t<K>, T> apply(const let_ref<K, T>&, F&) { return {}; }
   template <class F, class Op, class... RV, class E>
   static auto apply(const reduce_node<Op, meta::list<RV...>, E>& n, F& f) {
     auto body = apply(n.body, f);

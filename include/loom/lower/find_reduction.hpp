@@ -2,6 +2,7 @@
 // loom/lower/find_reduction.hpp — reaches the one scheduled reduction inside a right side (the
 // engine evaluates its body in the reduction loops and the rest of the tree as the epilogue).
 #pragma once
+#include "../expr/let.hpp"
 #include "../expr/ops.hpp"
 #include "../expr/reduce.hpp"
 
@@ -40,6 +41,11 @@ struct reduction_walk {
     if constexpr (has_reduction<A>) return get(n.a);
     else if constexpr (has_reduction<B>) return get(n.b);
     else return get(n.c3);
+  }
+  template <class K, class V, class B>
+  static const auto& get(const let_node<K, V, B>& n) {
+    if constexpr (has_reduction<V>) return get(n.value);
+    else return get(n.body);
   }
 
   /// The same tree with its scheduled reduction replaced by `r` (used to combine the partial
@@ -100,6 +106,16 @@ struct reduction_walk {
     } else {
       auto c = replace(n.c3, r);
       return fma_node<A, B, decltype(c)>(n.a, n.b, c);
+    }
+  }
+  template <class K, class V, class B, class New>
+  static auto replace(const let_node<K, V, B>& n, const New& r) {
+    if constexpr (has_reduction<V>) {
+      auto v = replace(n.value, r);
+      return let_node<K, decltype(v), B>(v, n.body);
+    } else {
+      auto b = replace(n.body, r);
+      return let_node<K, V, decltype(b)>(n.value, b);
     }
   }
 };

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "../expr/definition.hpp"
+#include "../expr/let.hpp"
 #include "../expr/ops.hpp"
 #include "../expr/reduce.hpp"
 #include "func.hpp"
@@ -61,6 +62,8 @@ template <class C, class A, class B, class Scope>
 inline constexpr bool has_hoist<select_node<C, A, B>, Scope> = has_hoist<C, Scope> || has_hoist<A, Scope> || has_hoist<B, Scope>;
 template <class A, class B, class C, class Scope>
 inline constexpr bool has_hoist<fma_node<A, B, C>, Scope> = has_hoist<A, Scope> || has_hoist<B, Scope> || has_hoist<C, Scope>;
+template <class K, class V, class B, class Scope>
+inline constexpr bool has_hoist<let_node<K, V, B>, Scope> = has_hoist<V, Scope> || has_hoist<B, Scope>;
 template <class Op, class... RV, class E, class Scope>
 inline constexpr bool has_hoist<reduce_node<Op, meta::list<RV...>, E>, Scope> =
     has_hoist<E, meta::concat<Scope, meta::list<RV...>>> || hoistable<reduce_node<Op, meta::list<RV...>, E>, Scope>;
@@ -124,6 +127,16 @@ struct hoist_one {
     } else {
       auto [c, r] = apply<Scope>(n.c3);
       return std::make_pair(fma_node<A, B, decltype(c)>(n.a, n.b, c), r);
+    }
+  }
+  template <class Scope, class K, class V, class B>
+  static auto apply(const let_node<K, V, B>& n) {
+    if constexpr (has_hoist<V, Scope>) {
+      auto [v, r] = apply<Scope>(n.value);
+      return std::make_pair(let_node<K, decltype(v), B>(v, n.body), r);
+    } else {
+      auto [b, r] = apply<Scope>(n.body);
+      return std::make_pair(let_node<K, V, decltype(b)>(n.value, b), r);
     }
   }
   template <class Scope, class Op, class... RV, class E>

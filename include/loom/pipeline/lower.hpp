@@ -12,6 +12,7 @@
 #include "../tune/default_schedule.hpp"
 #include "pipeline.hpp"
 #include "schedule.hpp"
+#include "share.hpp"
 
 namespace loom {
 
@@ -82,21 +83,20 @@ struct reads_of<Id, meta::list<A...>> {
   using type = meta::unique<meta::concat<meta::list<>, std::conditional_t<of_id<A>, meta::list<A>, meta::list<>>...>>;
 };
 
-/// How many times tree accesses list Accesses reads stage Id (each read, repeated or not).
-template <class Id, class Accesses>
-struct read_count;
-template <class Id, class... A>
-struct read_count<Id, meta::list<A...>> {
-  static constexpr std::size_t value = (std::size_t(reads_of<Id, meta::list<>>::template of_id<A>) + ... + 0);
-};
+/// Whether access A reads its stage at the reader's own point: indexed by exactly the stage's
+/// variables LhsVars, no offsets, no boundary condition. Inlined, every such read of one right
+/// side is one value, computed once (share.hpp).
+template <class A, class LhsVars>
+inline constexpr bool identity_read = [] {
+  if constexpr (requires { typename A::kind; }) return false;  // a boundary condition's access
+  else return std::is_same_v<typename A::index_types, LhsVars>;
+}();
 
-/// Whether definition D reads stage Id more than once per point of its own (a stencil: two
-/// index tuples, an index that is not a plain variable, or the same read twice — inlined, each
-/// read would be computed again, since loom does not merge equal subexpressions).
-template <class Id, class D>
+/// Whether definition D reads stage Id (whose variables are LhsVars) anywhere but at its own
+/// point (a stencil: an offset, another index tuple): inlined, such reads are computed once each.
+template <class Id, class LhsVars, class D>
 inline constexpr bool reads_stencil = []<class... A>(meta::list<A...>*) {
-  const bool offsets = ([]<class... I>(meta::list<I...>*) { return !(is_var<I> && ...); }(static_cast<typename A::index_types*>(nullptr)) || ...);
-  return read_count<Id, typename D::rhs_type::accesses>::value > 1 || offsets;
+  return !(identity_read<A, LhsVars> && ...);
 }(static_cast<typename reads_of<Id, typename D::rhs_type::accesses>::type*>(nullptr));
 
 template <class Id, class D>
@@ -130,7 +130,7 @@ struct pipeline_defaults<Stages, meta::list<D...>> {
     } else if constexpr (directives_of<Id, Stages>::type::size > 0) {
       return false;
     } else {
-      const bool stencil = (reads_stencil<Id, D> || ...);
+      const bool stencil = (reads_stencil<Id, typename P::lhs_type::index_types, D> || ...);
       const bool apart = ((reads_at_all<Id, D> && runs_apart<D>) || ...);
       return stencil && !apart;
     }
@@ -178,7 +178,9 @@ auto inline_into(const E& e, const P& producer) {
   using lhs_vars = typename P::lhs_type::index_types;
   auto f = [&]<class A>(const A& a) {
     if constexpr (reads_stage<A>) {
-      if constexpr (std::is_same_v<typename A::view_type::tag_type, Id>) {
+      if constexpr (std::is_same_v<typename A::view_type::tag_type, Id> && identity_read<A, lhs_vars>) {
+        return shared_read<Id>(producer.rhs);  // at the reader's point: computed once (share.hpp)
+      } else if constexpr (std::is_same_v<typename A::view_type::tag_type, Id>) {
         return [&]<class... V>(meta::list<V...>*) {
           return std::apply(
               [&](const auto&... idx) {
@@ -194,7 +196,8 @@ auto inline_into(const E& e, const P& producer) {
       return a;
     }
   };
-  return map_accesses(e, f);
+  if constexpr (reads_of<Id, typename E::accesses>::type::size > 0) return share(map_accesses(e, f));
+  else return e;
 }
 
 template <class P, class D>
