@@ -1,7 +1,8 @@
 // bench/bench_pipelines.cpp — loom's multi-stage pipelines on Halide's image apps (examples/apps.hpp:
-// blur, unsharp, harris) at 6400 x 4800, and row-wise softmax / layer norm at 4096 x 4096 against
-// Eigen 3.4, at 1 and 2 OpenMP threads. bench/bench_pipelines_halide.cpp runs the same apps in
-// Halide 14; bench/run_pipelines.sh runs both and prints the comparison.
+// blur, blur_u16 (Halide's apps/blur exactly: uint16), unsharp, harris) at 6400 x 4800, and
+// row-wise softmax / layer norm at 4096 x 4096 against Eigen 3.4, at 1 and 2 OpenMP threads.
+// bench/bench_pipelines_halide.cpp runs the same apps in Halide 14; bench/run_pipelines.sh runs
+// both and prints the comparison.
 //
 //   <app>/loom_best       Halide's own CPU schedule of the app, transcribed (apps.hpp: `best`)
 //   <app>/loom_tuned      the fastest loom schedule found (apps.hpp: `tuned`)
@@ -11,6 +12,9 @@
 //                         stage's rows computed once into a few rows of thread-local storage and
 //                         consumed while in cache (a hand-made sliding window)
 //   blur/hand_2pass       hand-written, unfused: all of blur_x into a full buffer, then the output
+//   blur_u16/hand_fused, blur_u16/hand_2pass   the same two loops in uint16 (sums wrapped to
+//                         uint16, / 3 as C++ integer division, which GCC vectorizes as a
+//                         multiply-high)
 //   softmax/..., layernorm/...   Y(i, j) over X of 4096 x 4096:
 //     loom_onedef         one definition; loom hoists each row's reductions into per-row stages
 //     loom_pipeline       the small pipeline m(i), e(i, j), s(i) (softmax) or mean, d, var (layer
@@ -18,13 +22,15 @@
 //     loom_pipeline_tuned the same with prefetch<i, 1, 0> on e (or d) and stream_stores<0> on Y
 //     eigen, eigen_omp    Eigen's per-row loop, on one thread / rows split over OpenMP threads
 //
-// Names: <kernel>/<impl>/threads:<T>. Counters: "GB/s" (bytes = input + output, each once),
+// Names: <kernel>/<impl>/threads:<T>. Counters: "GB/s" (bytes = input + output, each once, at the
+// app's element size: 4 bytes for float, 2 for blur_u16),
 // "ms" (per run), "storage_bytes" (the bytes of intermediate stages: for loom, the root stages'
 // arena as loom::plan_memory plans it plus the per-thread buffers of the stages computed at a
 // loop, measured (loom::scratch_bytes of each thread after a run) and checked against what
 // apps.hpp computes for best and tuned; for the hand loops, their buffers).
 // Every implementation is checked once per thread count against the plain-loop reference of
-// apps.hpp (or a double-precision row loop) before it is timed; a wrong result aborts the run.
+// apps.hpp (or a double-precision row loop) before it is timed; a wrong result aborts the run
+// (blur_u16's reference is exact, compared with ==).
 //
 // Run: bench/run_pipelines.sh, or bench_pipelines --benchmark_repetitions=5
 // --benchmark_report_aggregates_only=true [--benchmark_filter=^blur/] and read the medians.
@@ -37,10 +43,12 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "../examples/apps.hpp"
+#include "rowwise_data.hpp"
 
 namespace {
 
@@ -50,11 +58,15 @@ using apps::T2;
 using loom::index_t;
 
 constexpr index_t H = 4800, W = 6400;  // the apps' output; inputs are padded by App::pad
-constexpr index_t NR = 4096;           // softmax / layer norm: NR x NR
 
 std::string key(const std::string& name, const benchmark::State& st) { return name + "/" + std::to_string(st.range(0)); }
 
-void poison(T2& t) { std::fill(t.begin(), t.end(), std::numeric_limits<float>::quiet_NaN()); }
+/// Fills an output with a value no result has: NaN, or for uint16 0xffff (above the 12-bit blur).
+template <class V>
+void poison(loom::Tensor<V, 2>& t) {
+  if constexpr (std::is_floating_point_v<V>) std::fill(t.begin(), t.end(), std::numeric_limits<V>::quiet_NaN());
+  else std::fill(t.begin(), t.end(), std::numeric_limits<V>::max());
+}
 
 /// "ms" (per run, wall clock) and "storage_bytes" beside set_bytes' "GB/s".
 void set_counters(benchmark::State& st, double bytes, std::size_t storage) {
@@ -80,9 +92,10 @@ void team_release(int threads) {
 // ------------------------------------------------------------------------------------------
 template <class App>
 struct AppData {
-  T2 in{"in", H + App::pad, W + App::pad}, out{"out", H, W};
-  apps::reference ref{0, 0};
-  using P = decltype(App::make(std::declval<const T2&>(), std::declval<T2&>()));
+  using Img = apps::image_t<App>;
+  Img in{"in", H + App::pad, W + App::pad}, out{"out", H, W};
+  decltype(App::ref(std::declval<const Img&>(), H, W)) ref{0, 0};
+  using P = decltype(App::make(std::declval<const Img&>(), std::declval<Img&>()));
   P p;
   AppData() : p(App::make(in, out)) {
     apps::fill_image(in, 7u);
@@ -97,13 +110,17 @@ AppData<App>& data() {
 
 template <class App>
 void check_app(const std::string& name, AppData<App>& d) {
-  const index_t bad = apps::first_mismatch(d.out, d.ref, 1e-5);
+  const index_t bad = apps::mismatch(d.out, d.ref);
   if (bad >= 0)
     fail(name + ": point (" + std::to_string(bad / W) + ", " + std::to_string(bad % W) + ") is " +
          std::to_string(d.out.data()[bad]) + ", expected " + std::to_string(d.ref.value[std::size_t(bad)]));
 }
 
-constexpr double app_bytes(index_t pad) { return 4.0 * double((H + pad) * (W + pad) + H * W); }
+/// Input and output once, at the app's element size.
+template <class App>
+constexpr double app_bytes() {
+  return double(sizeof(typename App::value_type)) * double((H + App::pad) * (W + App::pad) + H * W);
+}
 
 /// The intermediate storage a loom schedule holds: its root stages' arena (as loom::plan_memory
 /// plans it) plus the per-thread buffers of its stages computed at a loop (the scratch the team
@@ -134,7 +151,7 @@ void loom_app(benchmark::State& st, const std::string& name, std::size_t (*per_t
     Sched::run(d.p);
     touch(d.out.data());
   }
-  set_counters(st, app_bytes(App::pad), loom_storage()[key(name, st)]);
+  set_counters(st, app_bytes<App>(), loom_storage()[key(name, st)]);
 }
 
 /// A hand-written implementation: fn(in, out) runs it, storage(threads) is its peak storage.
@@ -151,12 +168,13 @@ void hand_app(benchmark::State& st, const std::string& name, Fn fn, Storage stor
     fn(d.in, d.out);
     touch(d.out.data());
   }
-  set_counters(st, app_bytes(App::pad), storage_of(threads));
+  set_counters(st, app_bytes<App>(), storage_of(threads));
 }
 
 /// A thread's grow-only buffer for the hand loops (kept from run to run, like loom's scratch).
-float* thread_buffer(std::size_t n) {
-  thread_local std::vector<float> b;
+template <class V = float>
+V* thread_buffer(std::size_t n) {
+  thread_local std::vector<V> b;
   if (b.size() < n) b.resize(n);
   return b.data();
 }
@@ -217,6 +235,68 @@ void blur_2pass(const T2& in, T2& out) {
       float* o = dst + r * W;
 #pragma omp simd
       for (index_t c = 0; c < W; ++c) o[c] = (b0[c] + b1[c] + b2[c]) / 3.f;
+    }
+  }
+}
+
+// ---- blur_u16 by hand: the float loops in uint16 arithmetic (each sum wrapped to uint16, as the
+// app's; C++ would add in int), / 3 as integer division ----
+using u16 = std::uint16_t;
+using T2u16 = apps::T2u16;
+
+void blur_u16_fused(const T2u16& in, T2u16& out) {
+  const u16* src = in.data();
+  u16* dst = out.data();
+  const index_t ws = W + 2;
+#pragma omp parallel for schedule(static)
+  for (index_t r0 = 0; r0 < H; r0 += blur_strip) {
+    u16* ring = thread_buffer<u16>(std::size_t(3 * W));  // blur_x rows r, r + 1, r + 2, at r % 3
+    auto bx_row = [&](index_t r) {
+      const u16* a = src + r * ws;
+      u16* b = ring + (r % 3) * W;
+#pragma omp simd
+      for (index_t c = 0; c < W; ++c) b[c] = u16(u16(a[c] + a[c + 1] + a[c + 2]) / 3);
+    };
+    const index_t r1 = std::min(H, r0 + blur_strip);
+    bx_row(r0);
+    bx_row(r0 + 1);
+    for (index_t r = r0; r < r1; ++r) {
+      bx_row(r + 2);
+      const u16 *b0 = ring + (r % 3) * W, *b1 = ring + ((r + 1) % 3) * W, *b2 = ring + ((r + 2) % 3) * W;
+      u16* o = dst + r * W;
+#pragma omp simd
+      for (index_t c = 0; c < W; ++c) o[c] = u16(u16(b0[c] + b1[c] + b2[c]) / 3);
+    }
+  }
+}
+
+struct BlurU16_2Pass {
+  std::vector<u16> bx = std::vector<u16>(std::size_t((H + 2) * W));
+};
+BlurU16_2Pass& blur_u16_2() {
+  static BlurU16_2Pass d;
+  return d;
+}
+void blur_u16_2pass(const T2u16& in, T2u16& out) {
+  const u16* src = in.data();
+  u16* dst = out.data();
+  u16* bx = blur_u16_2().bx.data();
+  const index_t ws = W + 2;
+#pragma omp parallel
+  {
+#pragma omp for schedule(static)
+    for (index_t r = 0; r < H + 2; ++r) {
+      const u16* a = src + r * ws;
+      u16* b = bx + r * W;
+#pragma omp simd
+      for (index_t c = 0; c < W; ++c) b[c] = u16(u16(a[c] + a[c + 1] + a[c + 2]) / 3);
+    }
+#pragma omp for schedule(static)
+    for (index_t r = 0; r < H; ++r) {
+      const u16 *b0 = bx + r * W, *b1 = b0 + W, *b2 = b1 + W;
+      u16* o = dst + r * W;
+#pragma omp simd
+      for (index_t c = 0; c < W; ++c) o[c] = u16(u16(b0[c] + b1[c] + b2[c]) / 3);
     }
   }
 }
@@ -292,7 +372,6 @@ void harris_fused(const T2& in, T2& out) {
 // ------------------------------------------------------------------------------------------
 // softmax and layer norm, 4096 x 4096
 // ------------------------------------------------------------------------------------------
-constexpr float ln_eps = 1e-5f;
 constexpr loom::Func<float, 1, "m"> sm_m;
 constexpr loom::Func<float, 2, "e"> sm_e;
 constexpr loom::Func<float, 1, "s"> sm_s;
@@ -300,31 +379,6 @@ constexpr loom::Func<float, 1, "mean"> ln_mean;
 constexpr loom::Func<float, 2, "d"> ln_d;
 constexpr loom::Func<float, 1, "var"> ln_var;
 
-struct RowData {
-  loom::Tensor<float, 2> X{"X", NR, NR}, Y{"Y", NR, NR};
-  std::vector<float> soft, norm;  // references, computed in double
-  RowData() {
-    fill_random(X.data(), std::size_t(NR * NR), 11u, -3.f, 3.f);
-    soft.resize(std::size_t(NR * NR));
-    norm.resize(std::size_t(NR * NR));
-    for (index_t a = 0; a < NR; ++a) {
-      const float* x = X.data() + a * NR;
-      double mx = -1e300, s = 0, mean = 0, var = 0;
-      for (index_t b = 0; b < NR; ++b) mx = std::max(mx, double(x[b])), mean += x[b];
-      mean /= double(NR);
-      for (index_t b = 0; b < NR; ++b) s += std::exp(double(x[b]) - mx), var += (x[b] - mean) * (x[b] - mean);
-      var /= double(NR);
-      for (index_t b = 0; b < NR; ++b) {
-        soft[std::size_t(a * NR + b)] = float(std::exp(double(x[b]) - mx) / s);
-        norm[std::size_t(a * NR + b)] = float((x[b] - mean) / std::sqrt(var + double(ln_eps)));
-      }
-    }
-  }
-};
-RowData& rows() {
-  static RowData d;
-  return d;
-}
 
 enum class rowwise { softmax, layernorm };
 enum class rowimpl { onedef, pipeline, pipeline_tuned, eigen, eigen_omp };
@@ -430,6 +484,10 @@ void register_all() {
   reg("blur/hand_2pass", [](benchmark::State& st) {
     hand_app<apps::blur>(st, "blur/hand_2pass", blur_2pass, [](int) { return std::size_t((H + 2) * W) * f; });
   });
+  reg_app<apps::blur_u16>(blur_u16_fused, [](int t) { return std::size_t(t) * 3 * W * sizeof(u16); });
+  reg("blur_u16/hand_2pass", [](benchmark::State& st) {
+    hand_app<apps::blur_u16>(st, "blur_u16/hand_2pass", blur_u16_2pass, [](int) { return std::size_t((H + 2) * W) * sizeof(u16); });
+  });
   reg_app<apps::unsharp>(unsharp_fused, [](int t) { return std::size_t(t) * (W + 4) * f; });
   reg_app<apps::harris>(harris_fused, [](int t) { return std::size_t(t) * harris_floats_per_thread * f; });
 
@@ -458,6 +516,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("loom_simd_width_float", std::to_string(loom::simd::native_width<float>));
+  benchmark::AddCustomContext("loom_simd_width_uint16", std::to_string(loom::simd::native_width<std::uint16_t>));
   benchmark::AddCustomContext("image", std::to_string(W) + "x" + std::to_string(H));
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
   benchmark::AddCustomContext("eigen", "yes");

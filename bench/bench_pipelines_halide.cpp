@@ -1,6 +1,7 @@
 // bench/bench_pipelines_halide.cpp — the image apps of bench/bench_pipelines.cpp (examples/apps.hpp:
-// blur, unsharp, harris, float, 6400 x 4800, the same padded inputs and offsets) in Halide 14, JIT-
-// compiled once for the host (get_jit_target_from_environment) before anything is timed.
+// blur, unsharp, harris in float, and blur_u16, Halide's apps/blur as it is, in uint16; 6400 x 4800,
+// the same padded inputs and offsets) in Halide 14, JIT-compiled once for the host
+// (get_jit_target_from_environment) before anything is timed.
 //
 // Schedules, with v = 8 where Halide's app says 8 and v = the target's natural float width (16
 // with AVX-512) where it says natural_vector_size:
@@ -11,6 +12,11 @@
 //   blur/halide_tiled        the tiled alternative (Halide's README and paper): blur_y.tile(x, y,
 //                            xi, yi, 256, 32).vectorize(xi, 8).parallel(y); blur_x.compute_at(
 //                            blur_y, x).vectorize(x, 8)
+//   blur_u16/...             the same blur schedules (app, app_native, tiled, root, root_keep)
+//                            over Buffer<uint16_t>, the algorithm in uint16 (the app's own:
+//                            (in(x, y) + in(x + 1, y) + in(x + 2, y)) / 3, wrapping sums, integer
+//                            division); v of app_native and root = the natural uint16 width (32
+//                            with AVX-512), app and tiled keep the app's 8
 //   unsharp/halide_app       apps/unsharp's CPU schedule without gray and ratio (see apps.hpp):
 //                            output.split(y, yo, yi, 32).vectorize(x, v).parallel(yo);
 //                            blur_y.compute_at(output, yi).store_at(output, yo).vectorize(x, v)
@@ -47,6 +53,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 #include "../examples/apps.hpp"
 
@@ -122,15 +130,17 @@ void keeping_free(Halide::JITUserContext*, void* q) {
 // ---- the apps ----
 template <class App>
 struct AppData {
-  T2 in{"in", H + App::pad, W + App::pad}, out{"out", H, W};
-  apps::reference ref{0, 0};
+  using V = typename App::value_type;
+  using Img = apps::image_t<App>;
+  Img in{"in", H + App::pad, W + App::pad}, out{"out", H, W};
+  decltype(App::ref(std::declval<const Img&>(), H, W)) ref{0, 0};
   // Halide's view of the same memory: x (columns) is dimension 0, as loom's row-major layout.
-  Halide::Buffer<float> hin, hout;
+  Halide::Buffer<V> hin, hout;
   AppData() {
     apps::fill_image(in, 7u);  // bench_pipelines.cpp's input
     ref = App::ref(in, H, W);
-    hin = Halide::Buffer<float>(in.data(), int(W + App::pad), int(H + App::pad));
-    hout = Halide::Buffer<float>(out.data(), int(W), int(H));
+    hin = Halide::Buffer<V>(in.data(), int(W + App::pad), int(H + App::pad));
+    hout = Halide::Buffer<V>(out.data(), int(W), int(H));
   }
 };
 template <class App>
@@ -144,11 +154,15 @@ enum class sched { app, app_native, tiled, app_nocw, root, root_keep };
 /// A vectorize-and-parallelize helper for the root schedules.
 void root_loops(Func f, const Var& x, const Var& y, int v) { f.compute_root().parallel(y).vectorize(x, v); }
 
-Func blur_pipeline(const Halide::Buffer<float>& in, sched s, int nat) {
+/// blur in float, or blur_u16 (V = uint16_t): Halide's apps/blur algorithm, whose uint16 sums wrap
+/// and whose / 3 is Halide's integer division (by a multiply-high).
+template <class V>
+Func blur_pipeline(const Halide::Buffer<V>& in, sched s, int nat) {
   Var x("x"), y("y"), xi("xi"), yi("yi");
   Func blur_x("blur_x"), blur_y("blur_y");
-  blur_x(x, y) = (in(x, y) + in(x + 1, y) + in(x + 2, y)) / 3.f;
-  blur_y(x, y) = (blur_x(x, y) + blur_x(x, y + 1) + blur_x(x, y + 2)) / 3.f;
+  const Expr three = std::is_floating_point_v<V> ? Expr(3.f) : Halide::cast<V>(3);
+  blur_x(x, y) = (in(x, y) + in(x + 1, y) + in(x + 2, y)) / three;
+  blur_y(x, y) = (blur_x(x, y) + blur_x(x, y + 1) + blur_x(x, y + 2)) / three;
   if (s == sched::app || s == sched::app_native) {
     const int v = s == sched::app ? 8 : nat;
     blur_y.split(y, y, yi, 8).parallel(y).vectorize(x, v);
@@ -217,8 +231,8 @@ Func harris_pipeline(const Halide::Buffer<float>& in, sched s, int nat) {
 }
 
 template <class App>
-Func make(const Halide::Buffer<float>& in, sched s, int nat) {
-  if constexpr (std::is_same_v<App, apps::blur>) return blur_pipeline(in, s, nat);
+Func make(const Halide::Buffer<typename App::value_type>& in, sched s, int nat) {
+  if constexpr (std::is_same_v<App, apps::blur> || std::is_same_v<App, apps::blur_u16>) return blur_pipeline(in, s, nat);
   else if constexpr (std::is_same_v<App, apps::unsharp>) return unsharp_pipeline(in, s, nat);
   else return harris_pipeline(in, s, nat);
 }
@@ -232,19 +246,21 @@ template <class App, sched S>
 void halide_app(benchmark::State& st, const std::string& name) {
   auto& d = data<App>();
   static Func f = [&] {
-    Func g = make<App>(d.hin, S, target().natural_vector_size<float>());
+    Func g = make<App>(d.hin, S, target().natural_vector_size<typename App::value_type>());
     g.compile_jit(target());  // once, before anything is timed
     return g;
   }();
   static std::size_t stored = [&] {
-    std::fill(d.out.begin(), d.out.end(), std::numeric_limits<float>::quiet_NaN());
+    using V = typename App::value_type;  // poison: NaN, or 0xffff (above the 12-bit blur_u16)
+    const V poison = std::is_floating_point_v<V> ? std::numeric_limits<V>::quiet_NaN() : std::numeric_limits<V>::max();
+    std::fill(d.out.begin(), d.out.end(), poison);
     auto& handlers = f.jit_handlers();
     handlers.custom_malloc = counting_malloc;
     handlers.custom_free = counting_free;
     live_bytes = 0, peak_bytes = 0;
     f.realize(d.hout);
     const std::size_t peak = peak_bytes.load();
-    const index_t bad = apps::first_mismatch(d.out, d.ref, 1e-5);
+    const index_t bad = apps::mismatch(d.out, d.ref);
     if (bad >= 0)
       fail(name + ": point (" + std::to_string(bad / W) + ", " + std::to_string(bad % W) + ") is " +
            std::to_string(d.out.data()[bad]) + ", expected " + std::to_string(d.ref.value[std::size_t(bad)]));
@@ -258,7 +274,7 @@ void halide_app(benchmark::State& st, const std::string& name) {
     f.realize(d.hout);
     touch(d.out.data());
   }
-  set_bytes(st, 4.0 * double((H + App::pad) * (W + App::pad) + H * W));
+  set_bytes(st, double(sizeof(typename App::value_type)) * double((H + App::pad) * (W + App::pad) + H * W));
   st.counters["ms"] = benchmark::Counter(double(st.iterations()) / 1e3, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   st.counters["storage_bytes"] = benchmark::Counter(double(stored));
 }
@@ -281,6 +297,11 @@ int main(int argc, char** argv) {
   reg<apps::blur, sched::tiled>("halide_tiled");
   reg<apps::blur, sched::root>("halide_root");
   reg<apps::blur, sched::root_keep>("halide_root_keep");
+  reg<apps::blur_u16, sched::app>("halide_app");
+  reg<apps::blur_u16, sched::app_native>("halide_app_native");
+  reg<apps::blur_u16, sched::tiled>("halide_tiled");
+  reg<apps::blur_u16, sched::root>("halide_root");
+  reg<apps::blur_u16, sched::root_keep>("halide_root_keep");
   reg<apps::unsharp, sched::app>("halide_app");
   reg<apps::unsharp, sched::root>("halide_root");
   reg<apps::unsharp, sched::root_keep>("halide_root_keep");
@@ -292,6 +313,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("halide_target", target().to_string());
   benchmark::AddCustomContext("halide_natural_float_width", std::to_string(target().natural_vector_size<float>()));
+  benchmark::AddCustomContext("halide_natural_uint16_width", std::to_string(target().natural_vector_size<std::uint16_t>()));
   benchmark::AddCustomContext("HL_NUM_THREADS", std::to_string(halide_threads()));
   benchmark::AddCustomContext("image", std::to_string(W) + "x" + std::to_string(H));
   benchmark::RunSpecifiedBenchmarks();

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Summarize bench/run_pipelines.sh's results: loom's pipelines against Halide 14 and Eigen.
+"""Summarize bench/run_pipelines.sh's results: loom's pipelines against Halide 14, Eigen and oneDNN 2.6.
 
     python3 bench/summarize_pipelines.py RESULTS_DIR     # every *.json in it, and others.tsv
 
 Standard library only. Reads the "median" aggregate of each benchmark <kernel>/<impl>/threads:<T>
-(bench_pipelines, bench_pipelines_halide, bench_peak) and prints, per app and thread count:
+(bench_pipelines, bench_pipelines_halide, bench_pipelines_onednn, bench_peak) and prints, per app
+(blur, blur_u16, unsharp, harris; an app without results, or a table without any, is left out)
+and thread count:
 
   * ms of loom best, loom root, loom default, hand-fused, Halide best, Halide root (and Halide root
     with its buffers kept from run to run, halide_root_keep). "loom best" is
@@ -16,14 +18,17 @@ Standard library only. Reads the "median" aggregate of each benchmark <kernel>/<
     the same thread count (bench_peak copy_bw/64MiB), the peak intermediate storage, the spread of
     the repetitions (cv) and the share of the machine other processes took while it ran;
   * softmax and layer norm (4096 x 4096): loom one definition, loom pipeline (the faster of its two
-    schedules), Eigen (the faster of its serial and OpenMP row loops), and loom / Eigen.
+    schedules), Eigen (the faster of its serial and OpenMP row loops), oneDNN (softmax_forward /
+    layer_normalization_forward, forward_inference), then loom / Eigen (time ratios: at most 1 is
+    loom at least as fast as Eigen) and oneDNN / loom (how many times faster loom is than oneDNN:
+    the target is at least 2), for each of loom's two.
 """
 import glob
 import json
 import os
 import sys
 
-APPS = ["blur", "unsharp", "harris"]
+APPS = ["blur", "blur_u16", "unsharp", "harris"]
 ROWWISE = ["softmax", "layernorm"]
 
 
@@ -74,7 +79,7 @@ def load(results):
 
 def load_others(results):
     """{(kernel, threads, library): share of the machine others took}, from others.tsv labels
-    'loom blur 2t' / 'halide blur 2t'."""
+    'loom blur 2t' / 'halide blur 2t' / 'onednn softmax 2t'."""
     out = {}
     f = os.path.join(results, "others.tsv")
     if os.path.exists(f):
@@ -87,7 +92,11 @@ def load_others(results):
 
 
 def fmt(v, spec, none="-"):
-    return format(v, spec) if v is not None else none
+    """v formatted by spec; `none` right-aligned to spec's width when v is None."""
+    if v is not None:
+        return format(v, spec)
+    width = spec.split(".")[0]
+    return none.rjust(int(width) if width.isdigit() else 0)
 
 
 def mb(b):
@@ -117,6 +126,11 @@ def main(argv):
         if f.startswith("halide"):
             print(f"# Halide JIT target: {c.get('halide_target', '?')} (natural float width {c.get('halide_natural_float_width', '?')})")
             break
+    for f, c in context.items():
+        if f.startswith("onednn"):
+            print(f"# oneDNN {c.get('onednn_version', '?')}, ISA {c.get('onednn_isa', '?')}: softmax "
+                  f"{c.get('onednn_softmax_impl', '?')}, layer norm {c.get('onednn_layernorm_impl', '?')}")
+            break
     threads = sorted({t for _, _, t in rows})
     peak = {t: max((v["gflops"] for (k, _, u), v in rows.items() if k == "fma_peak" and u == t and v["gflops"]), default=None)
             for t in threads}
@@ -137,32 +151,33 @@ def main(argv):
     def ratio(a, b):
         return a / b if a is not None and b else None
 
-    # ---- the apps: one line per app and thread count ----
-    head = (f"{'app':<8} {'thr':>3} {'loom best':>11} {'loom root':>9} {'loom dflt':>9} {'hand fused':>10} "
-            f"{'Halide best':>13} {'Halide root':>11} {'(kept)':>8} | {'best/H.best':>11} {'root/best':>9} {'dflt/best':>9} "
-            f"{'loom_best/halide_app':>20}")
-    print("Image apps, 6400 x 4800 float: median ms per run (time ratios: above 1 is slower)")
-    print(head)
-    print("-" * len(head))
-    for k in APPS:
-        for t in threads:
-            lb, lbi = best_of(k, t, lambda i: i in ("loom_best", "loom_tuned"))
-            if lb is None:
-                continue
-            hb, hbi = best_of(k, t, lambda i: i.startswith("halide") and "root" not in i)
-            lr, ld, hf, hr = get(k, "loom_root", t), get(k, "loom_default", t), get(k, "hand_fused", t), get(k, "halide_root", t)
-            hk = get(k, "halide_root_keep", t)
-            same = ratio(get(k, "loom_best", t), get(k, "halide_app", t))
-            tag = "t" if lbi == "loom_tuned" else "a"
-            htag = {"halide_app": "a", "halide_app_native": "n", "halide_tiled": "T", "halide_app_nocw": "c"}.get(hbi, "")
-            print(f"{k:<8} {t:>3} {fmt(lb, '9.2f')} {tag} {fmt(lr, '9.2f')} {fmt(ld, '9.2f')} {fmt(hf, '10.2f')} "
-                  f"{fmt(hb, '11.2f')} {htag:1} {fmt(hr, '11.2f')} {fmt(hk, '8.2f')} | {fmt(ratio(lb, hb), '11.2f')} {fmt(ratio(lr, lb), '9.2f')} "
-                  f"{fmt(ratio(ld, lb), '9.2f')} {fmt(same, '20.2f')}")
-    print("loom best: a = loom_best (Halide's app schedule), t = loom_tuned. Halide best: a = halide_app, "
-          "n = app with native-width vectors, T = tiled, c = app without compute_with.")
-    print("Halide root allocates its buffers in every run (page faults); (kept): halide_root_keep, whose allocator "
-          "keeps them, as loom keeps its arena.")
-    print()
+    # ---- the apps: one line per app and thread count (left out when only softmax / layer norm ran) ----
+    if any(k in APPS for k, _, _ in rows):
+        head = (f"{'app':<8} {'thr':>3} {'loom best':>11} {'loom root':>9} {'loom dflt':>9} {'hand fused':>10} "
+                f"{'Halide best':>13} {'Halide root':>11} {'(kept)':>8} | {'best/H.best':>11} {'root/best':>9} {'dflt/best':>9} "
+                f"{'loom_best/halide_app':>20}")
+        print("Image apps, 6400 x 4800 (float; blur_u16: uint16): median ms per run (time ratios: above 1 is slower)")
+        print(head)
+        print("-" * len(head))
+        for k in APPS:
+            for t in threads:
+                lb, lbi = best_of(k, t, lambda i: i in ("loom_best", "loom_tuned"))
+                if lb is None:
+                    continue
+                hb, hbi = best_of(k, t, lambda i: i.startswith("halide") and "root" not in i)
+                lr, ld, hf, hr = get(k, "loom_root", t), get(k, "loom_default", t), get(k, "hand_fused", t), get(k, "halide_root", t)
+                hk = get(k, "halide_root_keep", t)
+                same = ratio(get(k, "loom_best", t), get(k, "halide_app", t))
+                tag = "t" if lbi == "loom_tuned" else "a"
+                htag = {"halide_app": "a", "halide_app_native": "n", "halide_tiled": "T", "halide_app_nocw": "c"}.get(hbi, "")
+                print(f"{k:<8} {t:>3} {fmt(lb, '9.2f')} {tag} {fmt(lr, '9.2f')} {fmt(ld, '9.2f')} {fmt(hf, '10.2f')} "
+                      f"{fmt(hb, '11.2f')} {htag:1} {fmt(hr, '11.2f')} {fmt(hk, '8.2f')} | {fmt(ratio(lb, hb), '11.2f')} {fmt(ratio(lr, lb), '9.2f')} "
+                      f"{fmt(ratio(ld, lb), '9.2f')} {fmt(same, '20.2f')}")
+        print("loom best: a = loom_best (Halide's app schedule), t = loom_tuned. Halide best: a = halide_app, "
+              "n = app with native-width vectors, T = tiled, c = app without compute_with.")
+        print("Halide root allocates its buffers in every run (page faults); (kept): halide_root_keep, whose allocator "
+              "keeps them, as loom keeps its arena.")
+        print()
 
     # ---- every implementation ----
     head = (f"{'kernel':<10} {'implementation':<20} {'thr':>3} {'ms':>9} {'GB/s':>7} {'%copy':>6} {'storage':>10} "
@@ -174,27 +189,32 @@ def main(argv):
         for impl, t in sorted({(i, u) for kk, i, u in rows if kk == k}, key=lambda x: (x[1], x[0])):
             v = rows[(k, impl, t)]
             pct = 100 * v["gbs"] / copy[t] if v["gbs"] and copy.get(t) else None
-            lib = "halide" if impl.startswith("halide") else "loom"
+            lib = "halide" if impl.startswith("halide") else "onednn" if impl.startswith("onednn") else "loom"
             o = others.get((k, t, lib))
             print(f"{k:<10} {impl:<20} {t:>3} {v['ms']:9.2f} {fmt(v['gbs'], '7.2f')} {fmt(pct, '6.1f')} {mb(v['storage']):>10} "
                   f"{fmt(100 * v['cv'] if v['cv'] is not None else None, '5.1f')} {fmt(100 * o if o is not None else None, '7.1f')}")
         print()
 
-    # ---- softmax and layer norm ----
-    head = f"{'kernel':<10} {'thr':>3} {'loom onedef':>11} {'loom pipeline':>13} {'Eigen':>9} | {'onedef/Eigen':>12} {'pipeline/Eigen':>14}"
-    print("Row-wise, 4096 x 4096 float: median ms (loom pipeline: the faster of loom_pipeline and loom_pipeline_tuned; "
-          "Eigen: the faster of its serial and OpenMP row loops)")
-    print(head)
-    print("-" * len(head))
-    for k in ROWWISE:
-        for t in threads:
-            one = get(k, "loom_onedef", t)
-            pipe, _ = best_of(k, t, lambda i: i.startswith("loom_pipeline"))
-            if one is None and pipe is None:
-                continue
-            e, _ = best_of(k, t, lambda i: i.startswith("eigen"))
-            print(f"{k:<10} {t:>3} {fmt(one, '11.2f')} {fmt(pipe, '13.2f')} {fmt(e, '9.2f')} | {fmt(ratio(one, e), '12.2f')} "
-                  f"{fmt(ratio(pipe, e), '14.2f')}")
+    # ---- softmax and layer norm (left out when only the image apps ran) ----
+    if any(k in ROWWISE for k, _, _ in rows):
+        head = (f"{'kernel':<10} {'thr':>3} {'loom onedef':>11} {'loom pipeline':>13} {'Eigen':>9} {'oneDNN':>9} | "
+                f"{'onedef/Eigen':>12} {'pipeline/Eigen':>14} | {'oneDNN/onedef':>13} {'oneDNN/pipeline':>15}")
+        print("Row-wise, 4096 x 4096 float: median ms (loom pipeline: the faster of loom_pipeline and loom_pipeline_tuned; "
+              "Eigen: the faster of its serial and OpenMP row loops)")
+        print("loom/Eigen: time ratio (target: at most 1); oneDNN/loom: how many times faster loom is (target: at least 2)")
+        print(head)
+        print("-" * len(head))
+        for k in ROWWISE:
+            for t in threads:
+                one = get(k, "loom_onedef", t)
+                pipe, _ = best_of(k, t, lambda i: i.startswith("loom_pipeline"))
+                d = get(k, "onednn", t)
+                if one is None and pipe is None and d is None:
+                    continue
+                e, _ = best_of(k, t, lambda i: i.startswith("eigen"))
+                print(f"{k:<10} {t:>3} {fmt(one, '11.2f')} {fmt(pipe, '13.2f')} {fmt(e, '9.2f')} {fmt(d, '9.2f')} | "
+                      f"{fmt(ratio(one, e), '12.2f')} {fmt(ratio(pipe, e), '14.2f')} | {fmt(ratio(d, one), '13.2f')} "
+                      f"{fmt(ratio(d, pipe), '15.2f')}")
     return 0
 
 

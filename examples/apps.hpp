@@ -1,9 +1,12 @@
-// examples/apps.hpp — three image apps of Halide's apps/ directory written as loom pipelines, each
-// with its schedules and a plain-loop reference computed in double:
+// examples/apps.hpp — image apps of Halide's apps/ directory written as loom pipelines, each with
+// its schedules and a plain-loop reference (computed in double for the float apps, exact for
+// blur_u16):
 //
 //   blur      3x3 box blur, float: bx(y, x) = (in(y, x) + in(y, x+1) + in(y, x+2)) / 3,
 //             out(y, x) = (bx(y, x) + bx(y+1, x) + bx(y+2, x)) / 3 (Halide's apps/blur, which is
-//             uint16: see the marked place below).
+//             uint16: blur_u16).
+//   blur_u16  Halide's apps/blur exactly: the same blur in uint16 arithmetic (sums wrap modulo
+//             2^16, / 3 is integer division), on 12-bit inputs as the app's test; checked with ==.
 //   unsharp   Halide's apps/unsharp on one grayscale channel: a separable Gaussian (sigma 1.5),
 //             vertical (blur_y) then horizontal (blur_x), then out = 2 * in - blur_x, which is
 //             Halide's `sharpen`. Differences from the app: 5 taps (radius 2) with weights
@@ -36,6 +39,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -92,6 +96,10 @@ using at_strip = stage<F, compute_at<output, outer<y>>, vectorize<x, Lanes>>;
 /// The output in strips of Rows rows, strips in parallel, x vectorized by Lanes.
 template <index_t Rows, index_t Lanes = loom::native>
 using strips = stage<output, split<y, Rows>, parallel<outer<y>>, vectorize<x, Lanes>>;
+/// strips, the output written with non-temporal stores (loom::stream_stores<0>: whole aligned
+/// vectors bypass the cache).
+template <index_t Rows, index_t Lanes = loom::native>
+using streamed_strips = stage<output, split<y, Rows>, parallel<outer<y>>, vectorize<x, Lanes>, loom::stream_stores<0>>;
 template <auto F>
 using inlined = stage<F, compute_inline>;
 }  // namespace sched
@@ -120,6 +128,9 @@ inline index_t first_mismatch(const T2& got, const reference& ref, double rtol, 
   return -1;
 }
 
+/// first_mismatch with the tolerance every float app is checked with.
+inline index_t mismatch(const T2& got, const reference& ref) { return first_mismatch(got, ref, 1e-5); }
+
 /// An image of uniform values in [0, 1), reproducible from the seed.
 inline void fill_image(T2& t, unsigned seed) {
   std::mt19937 g(seed);
@@ -127,10 +138,48 @@ inline void fill_image(T2& t, unsigned seed) {
   for (auto& v : t) v = u(g);
 }
 
+// ---- integer images ----
+using T2u16 = loom::Tensor<std::uint16_t, 2>;
+
+/// An exact reference of an integer app: results compared with ==.
+template <class V>
+struct exact_reference {
+  index_t H = 0, W = 0;
+  std::vector<V> value;
+  exact_reference(index_t h, index_t w) : H(h), W(w), value(std::size_t(h * w)) {}
+};
+
+/// The first point where got differs from ref; -1 if none.
+template <class V>
+index_t first_mismatch(const loom::Tensor<V, 2>& got, const exact_reference<V>& ref) {
+  for (index_t r = 0; r < ref.H; ++r)
+    for (index_t c = 0; c < ref.W; ++c)
+      if (got(r, c) != ref.value[std::size_t(r * ref.W + c)]) return r * ref.W + c;
+  return -1;
+}
+
+/// first_mismatch, exact.
+template <class V>
+index_t mismatch(const loom::Tensor<V, 2>& got, const exact_reference<V>& ref) {
+  return first_mismatch(got, ref);
+}
+
+/// An app's images: loom::Tensor<App::value_type, 2>.
+template <class App>
+using image_t = loom::Tensor<typename App::value_type, 2>;
+
+/// An image of uniform 12-bit values (Halide's apps/blur test: rand() & 0xfff), reproducible from
+/// the seed.
+inline void fill_image(T2u16& t, unsigned seed) {
+  std::mt19937 g(seed);
+  for (auto& v : t) v = static_cast<std::uint16_t>(g() & 0xfffu);
+}
+
 // ---------------------------------------------------------------------------------------------
 // blur
 // ---------------------------------------------------------------------------------------------
 struct blur {
+  using value_type = float;
   static constexpr const char* name = "blur";
   static constexpr index_t pad = 2;  // in is (H + 2) x (W + 2)
   static constexpr loom::Func<float, 2, "blur_x"> bx{};
@@ -163,17 +212,60 @@ struct blur {
     return r;
   }
 
-  // ---- uint16 (not yet) ----
-  // Halide's apps/blur proper is uint16: blur_x = u16((u32(a + b + c) * 21845) >> 16), blur_y the
-  // same over blur_x. It goes here once loom::cast<uint32_t> widening and saturating_cast vectorize
-  // across lane sizes (expr/ops.hpp, simd/convert.hpp): make16(in16, out16), the same schedules,
-  // an integer reference, and uint16 rows in the benchmarks.
+  // Halide's apps/blur proper is uint16: blur_u16 below.
+};
+
+// ---------------------------------------------------------------------------------------------
+// blur_u16
+// ---------------------------------------------------------------------------------------------
+/// Halide's apps/blur as it is: uint16 in, uint16 out, uint16 arithmetic throughout (the sums wrap
+/// modulo 2^16, as Halide's and loom's do; the app's 12-bit input, fill_image's, keeps them below
+/// 3 * 4095), each division by 3 an integer division (loom multiplies by a magic number:
+/// simd/divide.hpp). The float blur's offsets: in is (H + 2) x (W + 2).
+struct blur_u16 {
+  using value_type = std::uint16_t;
+  static constexpr const char* name = "blur_u16";
+  static constexpr index_t pad = 2;  // in is (H + 2) x (W + 2)
+  static constexpr loom::Func<std::uint16_t, 2, "bx16"> bx{};
+
+  static auto make(const T2u16& in, T2u16& out) {
+    using namespace loom::vars;
+    return loom::pipeline(bx(y, x) = (in(y, x) + in(y, x + 1) + in(y, x + 2)) / 3,
+                          out(y, x) = (bx(y, x) + bx(y + 1, x) + bx(y + 2, x)) / 3);
+  }
+  /// apps/blur's CPU schedule, verbatim (8 lanes of uint16: a quarter of an AVX-512 register).
+  using best = schedule<sched::sliding<bx, 8>, sched::strips<8, 8>>;
+  using root = schedule<sched::root_stage<bx>, sched::root_output>;
+  static constexpr std::size_t best_bytes_per_thread(index_t W) { return std::size_t((8 + 2) * W) * sizeof(value_type); }
+  /// loom's fastest found: blur_x per strip of 128 rows (130 with the halo), no sliding window,
+  /// in 16 lanes (32, a whole AVX-512 register, were about 20 % slower on Zen 5, probably as
+  /// each 64-byte load at x + 1 or x + 2 crosses a cache line); the output in native lanes, with
+  /// non-temporal stores (no read for ownership of the 61 MB output at 6400 x 4800: about 15 %
+  /// less time). Strips of 32 or 64 rows were 10-25 % slower, a sliding window about 40 %.
+  using tuned = schedule<sched::at_strip<bx, 16>, sched::streamed_strips<128>>;
+  static constexpr std::size_t tuned_bytes_per_thread(index_t W) { return std::size_t((128 + 2) * W) * sizeof(value_type); }
+
+  /// The exact result: plain loops in uint16 arithmetic (C++ promotes to int; the casts wrap back).
+  static exact_reference<value_type> ref(const T2u16& in, index_t H, index_t W) {
+    exact_reference<value_type> r(H, W);
+    auto bx_of = [&](index_t a, index_t b) {
+      const auto s = value_type(in(a, b) + in(a, b + 1) + in(a, b + 2));
+      return value_type(s / 3);
+    };
+    for (index_t a = 0; a < H; ++a)
+      for (index_t b = 0; b < W; ++b) {
+        const auto s = value_type(bx_of(a, b) + bx_of(a + 1, b) + bx_of(a + 2, b));
+        r.value[std::size_t(a * W + b)] = value_type(s / 3);
+      }
+    return r;
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
 // unsharp
 // ---------------------------------------------------------------------------------------------
 struct unsharp {
+  using value_type = float;
   static constexpr const char* name = "unsharp";
   static constexpr index_t pad = 4;  // in is (H + 4) x (W + 4)
   static constexpr loom::Func<float, 2, "blur_y"> blur_y{};
@@ -238,6 +330,7 @@ struct unsharp {
 // harris
 // ---------------------------------------------------------------------------------------------
 struct harris {
+  using value_type = float;
   static constexpr const char* name = "harris";
   static constexpr index_t pad = 4;  // in is (H + 4) x (W + 4)
   static constexpr loom::Func<float, 2, "Ix"> Ix{};

@@ -93,6 +93,12 @@ TEST_CASE("pipeline: a two-stage blur under every placement and schedule", "[pip
         p, out, ref, "sliding window, serial strips of 5");
     check_blur<stage<bx, loom::store_at<output, outer<x>>, compute_at<output, inner<y>>>,
                stage<output, tile<y, x, 4, 16>, loom::reorder<outer<x>, outer<y>, inner<y>, inner<x>>>>(p, out, ref, "sliding down a column of tiles");
+    // Strips longer than the fold (4 windows of 3 rows): the storage keeps 12 rows, the live ones
+    // moved to its front as the window walks down.
+    check_blur<stage<bx, loom::store_at<output, outer<y>>, compute_at<output, inner<y>>, vectorize<x>>,
+               stage<output, split<y, 32>, parallel<outer<y>>, vectorize<x>>>(p, out, ref, "sliding window folded, strips of 32 in parallel");
+    check_blur<stage<bx, loom::store_at<output, outer<y>>, compute_at<output, inner<y>>>, stage<output, split<y, 29>, vectorize<x>>>(
+        p, out, ref, "sliding window folded, serial strips of 29");
   }
 }
 

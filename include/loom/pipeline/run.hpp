@@ -9,6 +9,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -193,6 +194,41 @@ inline bool slide(box& done, box& need, std::size_t rank) {
     done = need;
   }
   return true;
+}
+
+/// How a sliding window's storage is folded: along dimension `dim`, `rows` rows (0: not folded,
+/// the storage holds everything the store loop's iteration reads).
+struct storage_fold {
+  std::size_t dim = 0;
+  index_t rows = 0;
+};
+
+/// Rows a folded window keeps per row its iterations read: room for three more windows' worth of
+/// new rows before the live rows move to the front (a move per three windows, against storage
+/// for the whole strip).
+inline constexpr index_t fold_windows = 4;
+
+/// The fold of a sliding window whose store loop's iteration reads `stored` and whose first
+/// compute iteration reads `first`: along the one dimension where `first` is shorter (the loops
+/// walk it), fold_windows times the window (at least 4 rows more than it), when that is shorter
+/// than `stored`; else none. Every later iteration reads a window of that size (the same
+/// stencil, one step further), and the storage keeps at least one.
+inline storage_fold fold_storage(const box& stored, const box& first, std::size_t rank) {
+  storage_fold f;
+  int dims = 0;
+  for (std::size_t d = 0; d < rank; ++d)
+    if (first.ext[d] < stored.ext[d]) {
+      ++dims;
+      f.dim = d;
+    } else if (first.lo[d] != stored.lo[d] || first.ext[d] != stored.ext[d]) {
+      return {};
+    }
+  if (dims != 1) return {};
+  const index_t w = first.ext[f.dim];
+  const index_t rows = std::max(fold_windows * w, w + 4);
+  if (rows >= stored.ext[f.dim]) return {};
+  f.rows = rows;
+  return f;
 }
 
 /// The first thing wrong with where a pipeline's schedule puts its stages.
@@ -478,10 +514,59 @@ struct pipeline_run {
     }(std::make_index_sequence<count>{}));
     views v{};
     std::array<bool, count> set{};
-    // store_at stages: the box their storage holds, and the box computed into it so far.
+    // store_at stages: the box their readers read over the store loop's iteration (`stored`),
+    // the box their storage holds now (`room`: all of `stored`, or a fold of it), how it is
+    // folded, and the box computed into it so far.
+    std::array<box, count> stored{};
+    std::array<box, count> room{};
+    std::array<storage_fold, count> fold{};
     std::array<box, count> computed{};
     std::array<bool, count> any_computed{};
   };
+
+  /// Keeps a folded window's live rows: when this iteration's new rows (`todo`) do not fit after
+  /// the rows the storage holds, the rows it still reads (from need's first row to todo's) move
+  /// to the front of the storage, which then starts at need's first row. Rows before it are no
+  /// longer read: the loops walk the window forwards. A window that does not fit the fold (a
+  /// longer one, or one elsewhere along another dimension) unfolds the storage: all of
+  /// `stored`, this iteration's window computed afresh.
+  template <std::size_t P>
+  void keep_live_rows(at_views& vs, const box& need, box& todo, std::size_t rank) const {
+    using T = typename info<P>::def::value_type;
+    using Id = typename info<P>::key;
+    const std::size_t d = vs.fold[P].dim;
+    box& room = vs.room[P];
+    box& done = vs.computed[P];
+    auto& view = std::get<P>(vs.v);
+    bool fits = need.ext[d] <= room.ext[d];
+    for (std::size_t r = 0; r < rank; ++r)
+      if (r != d) fits = fits && need.lo[r] >= room.lo[r] && need.lo[r] + need.ext[r] <= room.lo[r] + room.ext[r];
+    if (!fits) {
+      vs.fold[P] = {};
+      room = vs.stored[P];
+      done = need;
+      todo = need;
+      view = stage_view<P>(scratch<T, at_buffer<Id>>(std::max<std::size_t>(std::size_t(room.points(rank)), 1)), room);
+      return;
+    }
+    if (todo.lo[d] >= room.lo[d] && todo.lo[d] + todo.ext[d] <= room.lo[d] + room.ext[d]) return;  // it fits
+    T* data = view.data();
+    // Row-major: the storage is outer_runs runs of ext[d] rows of `inner` elements each.
+    index_t inner = 1, outer_runs = 1;
+    for (std::size_t r = d + 1; r < rank; ++r) inner *= room.ext[r];
+    for (std::size_t r = 0; r < d; ++r) outer_runs *= room.ext[r];
+    const index_t keep_from = need.lo[d], keep = std::max<index_t>(todo.lo[d] - keep_from, 0);
+    const index_t shift = keep_from - room.lo[d];
+    if (keep > 0 && shift > 0)
+      for (index_t o = 0; o < outer_runs; ++o) {
+        T* run = data + o * room.ext[d] * inner;
+        std::memmove(run, run + shift * inner, std::size_t(keep * inner) * sizeof(T));
+      }
+    room.lo[d] = keep_from;
+    done.lo[d] = keep_from;
+    done.ext[d] = todo.lo[d] + todo.ext[d] - keep_from;
+    view = stage_view<P>(data, room);
+  }
 
   /// Points def's reads of every stage set in vs at its current view.
   template <class D>
@@ -694,13 +779,11 @@ struct pipeline_run {
            constexpr std::size_t RP = DP::lhs_type::rank;
            if constexpr (store_level<P, K> == L) {
              // The storage of a sliding window: what every iteration below will read, nothing
-             // computed into it yet.
+             // computed into it yet. It is allocated by the first iteration, which knows how much
+             // of it one iteration reads (the window, folded below).
              vs.set[P] = needed[Q];
              vs.any_computed[P] = false;
-             if (needed[Q]) {
-               const std::size_t points = std::size_t(need[Q].points(RP));
-               std::get<P>(vs.v) = stage_view<P>(scratch<typename DP::value_type, at_buffer<Id>>(std::max<std::size_t>(points, 1)), need[Q]);
-             }
+             vs.stored[P] = need[Q];
            } else if constexpr (at_level<P, K> == L && store_level<P, K> >= 0) {
              // Computed into storage that lives further out: only the part of this iteration's
              // region that earlier iterations did not compute (Halide's sliding window).
@@ -708,7 +791,20 @@ struct pipeline_run {
              box todo = need[Q];
              box& done = vs.computed[P];
              if (vs.any_computed[P] && !slide(done, todo, RP)) return;  // all of it is there
-             if (!vs.any_computed[P]) done = need[Q];
+             if (!vs.any_computed[P]) {
+               done = need[Q];
+               vs.fold[P] = fold_storage(vs.stored[P], need[Q], RP);
+               vs.room[P] = vs.stored[P];
+               if (vs.fold[P].rows > 0) {
+                 vs.room[P].lo[vs.fold[P].dim] = need[Q].lo[vs.fold[P].dim];
+                 vs.room[P].ext[vs.fold[P].dim] = vs.fold[P].rows;
+               }
+               const std::size_t points = std::size_t(vs.room[P].points(RP));
+               std::get<P>(vs.v) =
+                   stage_view<P>(scratch<typename DP::value_type, at_buffer<Id>>(std::max<std::size_t>(points, 1)), vs.room[P]);
+             } else if (vs.fold[P].rows > 0) {
+               keep_live_rows<P>(vs, need[Q], todo, RP);
+             }
              vs.any_computed[P] = true;
              shape_t<RP> first{}, n{};
              for (std::size_t r = 0; r < RP; ++r) {

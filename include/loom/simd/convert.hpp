@@ -309,8 +309,8 @@ struct extend {
   template <std::size_t N>
   static constexpr bool ok = N == 64 ? has_avx512f && (a != 8 || b != 16 || has_avx512bw) : N == 32 ? has_avx2 : has_sse41;
   template <std::size_t N, class R>
-  static LOOM_INLINE auto apply(R x) {
-    constexpr bool s = std::is_signed_v<From>;
+  static LOOM_INLINE auto apply([[maybe_unused]] R x) {  // unused without SSE4.1: ok<16> is false
+    [[maybe_unused]] constexpr bool s = std::is_signed_v<From>;
 #define LOOM_EXTEND_CASE(P, A, B)                          \
   if constexpr (a == A && b == B) {                        \
     if constexpr (s) return P##_cvtepi##A##_epi##B(x);     \
@@ -474,11 +474,17 @@ struct shrink {
         constexpr bool signed_pack = M != narrowing::truncate && std::is_signed_v<To>;
         if constexpr (a == 16) {
           return signed_pack ? _mm_packs_epi16(lo, hi) : _mm_packus_epi16(lo, hi);
-        } else if constexpr (b == 16) {
-          return signed_pack ? _mm_packs_epi32(lo, hi) : _mm_packus_epi32(lo, hi);
-        } else {  // 32 to 8: to 16 bits with signed saturation (keeps every value's 8-bit clamp)
-          const __m128i w = M == narrowing::truncate ? _mm_packus_epi32(lo, hi) : _mm_packs_epi32(lo, hi);
-          return signed_pack ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+        } else {
+#if XSIMD_WITH_SSE4_1
+          if constexpr (b == 16) {
+            return signed_pack ? _mm_packs_epi32(lo, hi) : _mm_packus_epi32(lo, hi);
+          } else {  // 32 to 8: to 16 bits with signed saturation (keeps every value's 8-bit clamp)
+            const __m128i w = M == narrowing::truncate ? _mm_packus_epi32(lo, hi) : _mm_packs_epi32(lo, hi);
+            return signed_pack ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+          }
+#else
+          return lo;  // not reached: ok<16> needs SSE4.1 (packusdw), the lanes convert one by one
+#endif
         }
       }
     }

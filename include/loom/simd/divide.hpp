@@ -168,7 +168,7 @@ LOOM_INLINE R unsigned_quotients(R n, C magic, int s1, int s2) {
   } else {
     // mulhi of 32-bit lanes: the even lanes' 64-bit products, then the odd lanes' (shifted down),
     // their high halves interleaved back.
-    const int m = static_cast<int>(magic);
+    [[maybe_unused]] const int m = static_cast<int>(magic);  // the AVX-512 and AVX2 paths
 #if XSIMD_WITH_AVX512F
     if constexpr (N == 64) {
       const __m512i mm = _mm512_set1_epi32(m);
