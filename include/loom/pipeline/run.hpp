@@ -533,7 +533,6 @@ struct pipeline_run {
   template <std::size_t P>
   void keep_live_rows(at_views& vs, const box& need, box& todo, std::size_t rank) const {
     using T = typename info<P>::def::value_type;
-    using Id = typename info<P>::key;
     const std::size_t d = vs.fold[P].dim;
     box& room = vs.room[P];
     box& done = vs.computed[P];
@@ -546,7 +545,7 @@ struct pipeline_run {
       room = vs.stored[P];
       done = need;
       todo = need;
-      view = stage_view<P>(scratch<T, at_buffer<Id>>(std::max<std::size_t>(std::size_t(room.points(rank)), 1)), room);
+      view = at_storage<P>(room);
       return;
     }
     if (todo.lo[d] >= room.lo[d] && todo.lo[d] + todo.ext[d] <= room.lo[d] + room.ext[d]) return;  // it fits
@@ -728,6 +727,15 @@ struct pipeline_run {
   template <class Id>
   struct at_buffer {};
 
+  /// Stage P's view of box b in the running thread's buffer for P (its previous contents are
+  /// not kept when it grows).
+  template <std::size_t P>
+  auto at_storage(const box& b) const {
+    using T = typename info<P>::def::value_type;
+    const std::size_t points = std::size_t(b.points(info<P>::def::lhs_type::rank));
+    return stage_view<P>(scratch<T, at_buffer<typename info<P>::key>>(std::max<std::size_t>(points, 1)), b);
+  }
+
   /// The stages computed at level L of K's loops, as integral_constants of their positions.
   template <std::size_t K, int L, class Seq>
   struct producers_at;
@@ -775,7 +783,6 @@ struct pipeline_run {
         (([&] {
            constexpr std::size_t P = meta::at<here, Q>::value;
            using DP = typename info<P>::def;
-           using Id = typename info<P>::key;
            constexpr std::size_t RP = DP::lhs_type::rank;
            if constexpr (store_level<P, K> == L) {
              // The storage of a sliding window: what every iteration below will read, nothing
@@ -799,9 +806,7 @@ struct pipeline_run {
                  vs.room[P].lo[vs.fold[P].dim] = need[Q].lo[vs.fold[P].dim];
                  vs.room[P].ext[vs.fold[P].dim] = vs.fold[P].rows;
                }
-               const std::size_t points = std::size_t(vs.room[P].points(RP));
-               std::get<P>(vs.v) =
-                   stage_view<P>(scratch<typename DP::value_type, at_buffer<Id>>(std::max<std::size_t>(points, 1)), vs.room[P]);
+               std::get<P>(vs.v) = at_storage<P>(vs.room[P]);
              } else if (vs.fold[P].rows > 0) {
                keep_live_rows<P>(vs, need[Q], todo, RP);
              }
@@ -820,8 +825,7 @@ struct pipeline_run {
                vs.set[P] = false;
                return;
              }
-             const std::size_t points = std::size_t(need[Q].points(RP));
-             std::get<P>(vs.v) = stage_view<P>(scratch<typename DP::value_type, at_buffer<Id>>(std::max<std::size_t>(points, 1)), need[Q]);
+             std::get<P>(vs.v) = at_storage<P>(need[Q]);
              DP dp = std::get<P>(defs);
              dp.lhs.view = std::get<P>(vs.v);
              point_reads(dp, vs);
