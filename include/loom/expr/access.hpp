@@ -36,6 +36,22 @@ concept BlockRow = requires(const C& c) {
   c.first;
 };
 
+namespace detail {
+template <class C>
+struct rebased_vars_of {
+  using type = meta::list<>;
+};
+template <class C>
+  requires requires { typename C::rebased_vars; }
+struct rebased_vars_of<C> {
+  using type = typename C::rebased_vars;
+};
+}  // namespace detail
+/// The variables a context has folded into the accesses' base pointers (a strip's row, see
+/// lower/emit.hpp's strip and access::rebase): an access adds only its other variables' terms.
+template <class C>
+using rebased_vars = typename detail::rebased_vars_of<C>::type;
+
 /// The first value of every variable of a run that starts at 0 (any run whose output is not a
 /// region of a larger index space).
 struct zero_starts {
@@ -168,11 +184,23 @@ struct access : expr_node {
     else if constexpr (static_stride_of<V> != unknown_coef) return static_stride_of<V>;
     else return var_stride[meta::index_of<vars, V>];
   }
+  /// The offset from base at a point: Σ stride_V · V over the variables not already in base.
   template <class C>
   LOOM_INLINE index_t offset(const C& c) const {
+    using folded = rebased_vars<C>;
     return [&]<class... V>(meta::list<V...>*) {
-      return index_t{((stride_along<V>() * c.template coord<V>()) + ... + 0)};
+      return index_t{((meta::contains<folded, V> ? index_t{0} : stride_along<V>() * c.template coord<V>()) + ... + 0)};
     }(static_cast<vars*>(nullptr));
+  }
+  /// Folds the terms of variables Fixed at c's values into base: a loop over the other variables
+  /// then addresses base + their terms only, one pointer per access rather than a pointer, a
+  /// stride and a multiply per fixed variable, reloaded at every vector once the registers run
+  /// out (a stencil reads dozens of rows). Contexts that carry rebased_vars = Fixed read it back.
+  template <class Fixed, class C>
+  LOOM_INLINE void rebase(const C& c) {
+    meta::for_each_type<vars>([&]<class V>(V*) {
+      if constexpr (meta::contains<Fixed, V>) base += stride_along<V>() * c.template coord<V>();
+    });
   }
 
   /// Whether a point is a row of a block (BlockRow) that this access moves along.

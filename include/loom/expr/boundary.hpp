@@ -123,6 +123,10 @@ struct boundary_access : access<View, Idx...> {
     }
   }
 
+  /// The remapping reads true indices from the context, never base: nothing to fold.
+  template <class Fixed, class C>
+  LOOM_INLINE void rebase(const C&) {}
+
   template <class F>
   LOOM_INLINE void for_each_access(F&& f) {
     f(*this);

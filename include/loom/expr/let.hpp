@@ -58,6 +58,7 @@ struct let_row_face<C, true> {
 template <class C, class Key, class V, bool ByValue = false>
 struct let_context : detail::let_row_face<C> {
   static constexpr bool has_reduction_value = C::has_reduction_value;
+  using rebased_vars = loom::rebased_vars<C>;
   std::conditional_t<ByValue, C, const C&> outer;
   V bound;
   index_t active;

@@ -156,13 +156,13 @@ struct emitter {
   // stored to memory on every iteration, because vector loads and stores may alias anything.
   // Full: every constant-trip pure loop of the reduction block is known to run its whole trip,
   // so their tail checks are compiled out (decided once per block, outside the reduction loops).
-  template <class Mode, index_t Blk, bool Full = false, class Leaf, class Carry>
-  static LOOM_INLINE Carry walk(std::index_sequence<>, const state& s, const Leaf& leaf, Carry carry) {
+  template <class Mode, index_t Blk, bool Full = false, class St, class Leaf, class Carry>
+  static LOOM_INLINE Carry walk(std::index_sequence<>, const St& s, const Leaf& leaf, Carry carry) {
     return leaf.template at<Mode, Blk>(s, carry);
   }
 
-  template <class Mode, index_t Blk, bool Full = false, class Leaf, class Carry, std::size_t P, std::size_t... Rest>
-  static LOOM_INLINE Carry walk(std::index_sequence<P, Rest...>, const state& s, const Leaf& leaf, Carry carry) {
+  template <class Mode, index_t Blk, bool Full = false, class St, class Leaf, class Carry, std::size_t P, std::size_t... Rest>
+  static LOOM_INLINE Carry walk(std::index_sequence<P, Rest...>, const St& s, const Leaf& leaf, Carry carry) {
     using D = meta::at<typename Plan::loops, P>;
     using Y = typename D::id;
     constexpr auto rest = std::index_sequence<Rest...>{};
@@ -171,7 +171,7 @@ struct emitter {
     const index_t n = dom_n<Y>(s);
     if constexpr (D::kind == loop_kind::vectorized) {                        // lanes
       constexpr index_t W = index_t(Plan::width);
-      state c = s;
+      St c = s;
       act<Y>(c, lo);
       constexpr int hint = trip_hint<Mode, Y>;
       if constexpr (hint > 0) {
@@ -197,13 +197,13 @@ struct emitter {
       // access::address).
       constexpr index_t F = Plan::template trip_of<P>;
       if (n <= 0) return carry;
-      state first = s;
+      St first = s;
       act<Y>(first, lo);
       auto value_at = [&]<index_t U>(std::integral_constant<index_t, U>) LOOM_LAMBDA_INLINE {
         if constexpr (sched::sets_coordinate<Y>) {  // rows U of one variable
-          return leaf.template partial<Mode>(block_row<state, meta::at<sched::roots_t<Y>, 0>, U>{first, s.active});
+          return leaf.template partial<Mode>(block_row<St, meta::at<sched::roots_t<Y>, 0>, U>{first, s.active});
         } else {
-          state c = s;
+          St c = s;
           act<Y>(c, lo + U);
           return leaf.template partial<Mode>(c);
         }
@@ -324,8 +324,8 @@ struct emitter {
   /// partitioned: blocks of F (Q's split factor) with the count F known to the compiler, then the
   /// partial block (without it, the vector loop of a row block, say, tests for a tail at every
   /// vector, and a masked copy of its body sits inside the hot loop).
-  template <class Q, class Mode, index_t Blk, bool Full, class Leaf, class Carry, std::size_t... Rest>
-  static LOOM_INLINE Carry partition(std::index_sequence<Rest...> rest, const state& s, const Leaf& leaf, Carry carry) {
+  template <class Q, class Mode, index_t Blk, bool Full, class St, class Leaf, class Carry, std::size_t... Rest>
+  static LOOM_INLINE Carry partition(std::index_sequence<Rest...> rest, const St& s, const Leaf& leaf, Carry carry) {
     const index_t F = factor_of<Q>(s);
     constexpr std::size_t slot = sched::split_slot<splits, Q>;
     constexpr bool shift = std::is_same_v<typename sched::split_of<splits, Q>::tail_type, tail::shift_inwards>;
@@ -336,7 +336,7 @@ struct emitter {
     // inner<Q> runs its whole trip in the whole blocks, part of it in the last one.
     using whole_mode = trip_known<Mode, Q, true>;
     using partial_mode = trip_known<Mode, Q, false>;
-    state c = s;
+    St c = s;
     c.n[slot] = F;
     for (index_t t = 0; t < whole; ++t) {
       if constexpr (shift) c.lo[slot] = lo + t * F < lo + n - F ? lo + t * F : lo + n - F;
@@ -351,8 +351,34 @@ struct emitter {
     return carry;
   }
 
-  template <class Mode, index_t Blk, bool Full, class Leaf, class Carry, std::size_t V, std::size_t... Rest>
-  static LOOM_INLINE Carry strip(std::index_sequence<V, Rest...>, const state& s, const Leaf& leaf, Carry carry) {
+  /// Whether a loop at a position in [Begin, End) sets (or ranges over) variable X.
+  template <class X, std::size_t Begin, std::size_t End>
+  static constexpr bool looped_in = []<std::size_t... I>(std::index_sequence<I...>) {
+    return (meta::contains<sched::roots_t<typename meta::at<typename Plan::loops, Begin + I>::id>, X> || ... || false);
+  }(std::make_index_sequence<End - Begin>{});
+  template <std::size_t P>
+  struct fixed_from {
+    template <class X>
+    struct pred : std::bool_constant<looped_in<X, 0, P> && !looped_in<X, P, Plan::N>> {};
+  };
+  /// The variables that only loops outside position P set: fixed while the loops from P in run.
+  template <std::size_t P>
+  using fixed_outside = meta::filter<typename Plan::def::vars, fixed_from<P>::template pred>;
+
+  /// A strip (the vector loop of a row): a leaf that can fold the row's fixed coordinates into its
+  /// accesses' bases does so once per strip (access::rebase), so each vector addresses its inputs
+  /// from one pointer apiece. Every point of the strip, tails included, runs the folded leaf.
+  template <class Mode, index_t Blk, bool Full, class St, class Leaf, class Carry, std::size_t V, std::size_t... Rest>
+  static LOOM_INLINE Carry strip(std::index_sequence<V, Rest...> seq, const St& s, const Leaf& leaf, Carry carry) {
+    using Fixed = fixed_outside<V - 1>;
+    if constexpr (std::is_same_v<St, state> && Fixed::size > 0 && requires { leaf.template rebased<Fixed>(s); })
+      return strip_points<Mode, Blk, Full>(seq, rebased_state<state, Fixed>(s), leaf.template rebased<Fixed>(s), carry);
+    else
+      return strip_points<Mode, Blk, Full>(seq, s, leaf, carry);
+  }
+
+  template <class Mode, index_t Blk, bool Full, class St, class Leaf, class Carry, std::size_t V, std::size_t... Rest>
+  static LOOM_INLINE Carry strip_points(std::index_sequence<V, Rest...>, const St& s, const Leaf& leaf, Carry carry) {
     using Y = typename meta::at<typename Plan::loops, V>::id;  // inner<Q>, the lanes
     using Q = typename sched::inner_parent<Y>::type;
     using Tail = tail_of<Y>;
@@ -363,7 +389,7 @@ struct emitter {
     const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
     const index_t whole = n / W;
     auto vector_at = [&](index_t start, index_t active) LOOM_LAMBDA_INLINE {
-      state c = s;
+      St c = s;
       c.lo[slot] = start;
       c.n[slot] = active;
       c.active = active;
@@ -446,9 +472,9 @@ struct emitter {
   }
 
   /// One iteration of loop Y: a copy of the state with Y's iteration applied, then the rest.
-  template <class Y, class Mode, index_t Blk, bool Full, class Rest, class Leaf, class Carry>
-  static LOOM_INLINE Carry step(Rest rest, const state& s, index_t t, const Leaf& leaf, Carry carry) {
-    state c = s;
+  template <class Y, class Mode, index_t Blk, bool Full, class Rest, class St, class Leaf, class Carry>
+  static LOOM_INLINE Carry step(Rest rest, const St& s, index_t t, const Leaf& leaf, Carry carry) {
+    St c = s;
     act<Y>(c, t);
     return walk<Mode, Blk, Full>(rest, c, leaf, carry);
   }

@@ -82,8 +82,10 @@ struct leaves {
     }
   }
 
-  /// out = rhs (or out += rhs) at one point or one vector of points.
-  template <read_ahead RA = read_ahead::by_run>
+  /// out = rhs (or out += rhs) at one point or one vector of points. Under Rebased (a list of
+  /// variables), the accesses' bases hold those variables' terms (rebased, below) and the points
+  /// are evaluated as rebased_state.
+  template <read_ahead RA = read_ahead::by_run, class Rebased = meta::list<>>
   struct store {
     // A private copy, not a pointer: xsimd's stores may alias anything, so only fields of a local
     // whose address never escapes stay in registers across them.
@@ -94,11 +96,21 @@ struct leaves {
     static constexpr bool streams = Plan::streams;
     /// The same leaf in a loop that knows whether the run reads ahead.
     template <bool On>
-    LOOM_INLINE store<On ? read_ahead::always : read_ahead::never> knowing_read_ahead() const {
+    LOOM_INLINE store<On ? read_ahead::always : read_ahead::never, Rebased> knowing_read_ahead() const {
       return {d, points, stream, ahead};
     }
-    template <class Mode, index_t Blk>
-    LOOM_INLINE no_carry at(const state& s, no_carry) const {
+    /// This leaf for the points of a strip whose coordinates of Fixed are s's.
+    template <class Fixed>
+    LOOM_INLINE store<RA, Fixed> rebased(const state& s) const {
+      static_assert(Rebased::size == 0, "loom internal: a leaf is rebased once");
+      store<RA, Fixed> r{d, points, stream, ahead};
+      r.d.lhs.template rebase<Fixed>(s);
+      r.d.rhs.for_each_access([&](auto& a) LOOM_LAMBDA_INLINE { a.template rebase<Fixed>(s); });
+      return r;
+    }
+    template <class Mode, index_t Blk, class S>
+    LOOM_INLINE no_carry at(const S& s, no_carry) const {
+      static_assert(std::is_same_v<loom::rebased_vars<S>, Rebased>, "loom internal: a rebased leaf runs on its rebased state");
       prefetch_inputs<RA>(d, s, ahead);
       if constexpr (is_vmode<Mode>) {
         auto v = d.rhs.template eval_v<Mode>(s);

@@ -9,6 +9,7 @@
 
 #include "../core/config.hpp"
 #include "../core/meta.hpp"
+#include "../expr/access.hpp"
 
 namespace loom {
 
@@ -33,6 +34,15 @@ struct loop_state {
   LOOM_INLINE void set(index_t t) { at[meta::index_of<Vars, V>] = t; }
 };
 
+/// State S in a strip whose accesses have the terms of the variables Fixed folded into their base
+/// pointers (access::rebase; emit.hpp's strip): coordinates are still the true ones, and
+/// accesses add only the terms of their other variables.
+template <class S, class Fixed>
+struct rebased_state : S {
+  using rebased_vars = Fixed;
+  LOOM_INLINE explicit rebased_state(const S& s) : S(s) {}
+};
+
 /// Row U of a block unrolled along variable V, seen from the state at the block's first row. The
 /// emitter's folded loops (emit.hpp) evaluate their rows this way, so that an access can address
 /// row U as its address at the first row plus U strides along V (access::address): one pointer
@@ -40,6 +50,7 @@ struct loop_state {
 template <class S, class V, index_t U>
 struct block_row {
   static constexpr bool has_reduction_value = false;
+  using rebased_vars = loom::rebased_vars<S>;
   using var = V;
   static constexpr index_t row = U;
   S first;
@@ -56,6 +67,7 @@ struct block_row {
 template <class S, class R>
 struct with_reduction_value {
   static constexpr bool has_reduction_value = true;
+  using rebased_vars = loom::rebased_vars<S>;
   const S& s;
   R value;
   index_t active;
