@@ -380,12 +380,10 @@ struct harris {
   /// Under `best`, the bytes each thread stores: Ix and Iy over a strip of 32 rows and its 2-row
   /// halo, W + 2 columns.
   static constexpr std::size_t best_bytes_per_thread(index_t W) { return 2 * std::size_t((32 + 2) * (W + 2)) * sizeof(float); }
-  /// loom's fastest found: every stage but det and trace computed per strip of 16 rows (2-core
-  /// Zen 5: 44.8 ms at 1 thread, 22.6 at 2; Halide's schedule in loom 74.7 / 37.1). Under
-  /// `best`, Sxx, Syy and Sxy are inlined into out and each computed once per point (shared
-  /// reads, pipeline/share.hpp), but that loop reads Ix and Iy through 54 accesses per vector,
-  /// and each access reloads its base and row stride and multiplies (too many to stay in
-  /// registers): address arithmetic, not arithmetic, bounds it. As stages, each loop has few.
+  /// Every stage but det and trace computed per strip of 16 rows: each loop has few accesses.
+  /// Since strips fold their row into the accesses' bases and Ixx's two reads of Ix are one,
+  /// `best` is as fast or faster (docs/tuning.md#strip-bases: 40.1 / 20.0 ms against 42.2 / 24.5
+  /// at 1 / 2 threads on Zen 5).
   using tuned = schedule<sched::at_strip<Ix>, sched::at_strip<Iy>, sched::at_strip<Ixx>, sched::at_strip<Iyy>, sched::at_strip<Ixy>,
                          sched::at_strip<Sxx>, sched::at_strip<Syy>, sched::at_strip<Sxy>, sched::strips<16>>;
   /// Under `tuned`: Ix .. Ixy over 16 + 2 rows of W + 2 columns, Sxx .. Sxy over 16 rows of W.

@@ -24,3 +24,4 @@
 #include "run.hpp"  // loom::run, loom::print_loop_nest
 
 #include "kernels/gemm.hpp"  // loom::gemm(C, A, B, alpha, beta): the packed, blocked GEMM engine
+#include "kernels/conv.hpp"  // loom::conv2d(out, in, w, params): direct, grouped and depthwise convolution (NHWC)

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "kernels/gemm/run_contraction.hpp"
+#include "engines.hpp"
 #include "lower/check.hpp"
 #include "lower/print.hpp"
 #include "lower/run.hpp"
@@ -42,22 +42,15 @@ std::string describe(extent_at_least<V, C>) {
 /// Runs a definition: checks extents, bounds and aliasing, then executes the loop nest that
 /// schedule S (a loom::schedule<...>) emits. Throws loom::error before writing anything.
 ///
-/// A contraction C(i, j) [+]= f(sum(k, A(i, k) * B(k, j))) runs on the GEMM engine (packed,
-/// cache-blocked, f fused into the micro-tiles) under the default schedule and under
-/// loom::gemm_schedule<Policy>, which demands it.
+/// Definitions an engine runs (engines.hpp) take it under the default schedule and under the
+/// schedule that demands it: a contraction C(i, j) [+]= f(sum(k, A(i, k) * B(k, j))) the GEMM
+/// engine (loom::gemm_schedule<Policy>), a convolution the convolution engine
+/// (loom::conv_schedule<Policy>), f fused into their register tiles.
 template <class S = auto_schedule, Definition D>
 void run(const D& def) {
-  if constexpr (gemm_detail::is_gemm_schedule<S>) {
-    static_assert(gemm_detail::contraction<D>::value,
-                  "loom::gemm_schedule: this definition cannot run on the GEMM engine: it is not C(i, j) [+]= "
-                  "f(sum(k, A(i, k) * B(k, j))) on float/double with plain variables as indices, an epilogue f over "
-                  "i and j only, and (for +=) no epilogue. Use a loop-nest schedule instead.");
-    using P = std::conditional_t<std::is_void_v<typename S::policy>, default_gemm_policy<typename D::value_type>,
-                                 typename S::policy>;
-    static_assert(GemmPolicy<P>, "loom::gemm_schedule<Policy>: Policy must be a loom::gemm_policy<...>");
-    gemm_detail::run_contraction<typename S::policy>(def);
-  } else if constexpr (std::is_same_v<S, auto_schedule> && gemm_detail::contraction<D>::value) {
-    gemm_detail::run_contraction<void>(def);
+  using E = detail::engine_for<S, D>;
+  if constexpr (!std::is_void_v<E>) {
+    if constexpr (E::template require<S, D>()) E::template run<S>(def);
   } else if constexpr (!detail::well_formed<D>) {
     return;  // the definition's own static_assert has reported
   } else if constexpr (detail::needs_hoisting<D>) {
@@ -75,11 +68,12 @@ void run(const D& def) {
   }
 }
 
-/// The loop nest schedule S emits for a definition, as pseudo-code.
+/// The loop nest schedule S emits for a definition, as pseudo-code (an engine's own description
+/// when one runs it).
 template <class S = auto_schedule, Definition D>
 std::string print_loop_nest(const D& def) {
-  constexpr bool engine = gemm_detail::is_gemm_schedule<S> ||
-                          (std::is_same_v<S, auto_schedule> && gemm_detail::contraction<D>::value);
+  using E = detail::engine_for<S, D>;
+  constexpr bool engine = !std::is_void_v<E>;
   constexpr schedule_problem problem = [] {
     if constexpr (engine || !detail::well_formed<D>) return schedule_problem::none;
     else return detail::first_problem<D, detail::resolve_schedule<S, D>>();
@@ -88,22 +82,8 @@ std::string print_loop_nest(const D& def) {
   if constexpr (problem != schedule_problem::none || !detail::well_formed<D>) {
     return {};  // reported above, or by the definition's own checks
   } else if constexpr (engine) {
-    using P = default_gemm_policy<typename D::value_type>;
-    std::ostringstream os;
-    os << "gemm engine (packed A and B, " << P::MR << " x " << P::NR << " micro-tile in registers):\n"
-       << "parallel: the team splits C into rectangles of micro-tiles\n"
-       << "for jc in [0, N) step " << P::NC << ":\n"
-       << "  for pc in [0, K) step " << P::KC << ":  // pack B(pc, jc) (shared)\n"
-       << "    for ic in [0, M) step " << P::MC << ":  // pack A(ic, pc)\n"
-       << "      for jr in [0, nc) step " << P::NR << ":\n"
-       << "        for ir in [0, mc) step " << P::MR << ":\n"
-       << "          micro-tile += A sliver * B sliver\n"
-       << "          last pc: ";
-    def.lhs.print(os);
-    os << " " << D::mode::sym << " ";
-    def.rhs.print(os);
-    os << "  // on the tile in registers\n";
-    return os.str();
+    if constexpr (E::template require<S, D>()) return E::template describe<S>(def);
+    else return {};
   } else if constexpr (is_specialize<detail::resolve_schedule<S, D>>) {
     using R = detail::resolve_schedule<S, D>;
     auto indented = [](const std::string& text) {

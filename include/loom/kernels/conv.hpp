@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// loom/kernels/conv.hpp — the convolution engine's direct entry point:
+//
+//   loom::conv2d(out, in, w, loom::conv2d_params{.stride = {2, 2}, .padding = 1});
+//   auto pw = loom::pack_conv2d_weights(w, params);   // once
+//   loom::conv2d(out, in, pw, params);                // every call
+//   loom::conv2d(out, in, w, params, epilogue);       // bias, ReLU, ... on each register tile
+//   loom::conv2d_reference(out, in, w, params);       // plain loops, for checking
+//
+// in (N, H, W, C) and out (N, OH, OW, CO) are rank-4 tensors or views of float or double; w is
+// (KH, KW, C / groups, CO). Any strides are accepted: NHWC views run in place, others (an NCHW
+// tensor seen through a permuting view, say) are copied to NHWC and back around the kernel.
+// Shapes are checked before anything is read or written (loom::shape_error naming the tensors and
+// the numbers); an output that overlaps an operand is computed into a temporary first. Paths:
+// depthwise (groups == C, one output channel per channel: vectors along the channels) and dense
+// or grouped (register tiles of output pixels x output channels over packed weights).
+#pragma once
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "../core/error.hpp"
+#include "../core/tensor.hpp"
+#include "conv/direct.hpp"
+#include "conv/pack.hpp"
+#include "conv/params.hpp"
+#include "conv/policy.hpp"
+#include "conv/reference.hpp"
+#include "gemm/epilogue.hpp"
+
+namespace loom {
+
+namespace conv_detail {
+
+template <class V>
+using view_of = std::remove_cvref_t<decltype(std::declval<V&>().as_view())>;
+
+template <class V>
+concept rank4 = requires(V& v) {
+  v.as_view();
+  requires view_of<V>::rank == 4;
+};
+
+/// The extents and name a packed set of weights stands for, as check() reads them from a view.
+template <class P>
+struct packed_shape {
+  const conv2d_packed_weights<P>& pw;
+  index_t extent(std::size_t d) const {
+    const index_t e[4] = {pw.kh(), pw.kw(), pw.channels_per_group(), pw.out_channels()};
+    return e[d];
+  }
+  std::string_view name() const { return "packed weights"; }
+};
+
+/// An NHWC tensor holding a copy of v (any strides), or nothing to copy when v already has unit
+/// channel stride.
+template <class T, class V>
+Tensor<T, 4> nhwc_copy(const V& v) {
+  Tensor<T, 4> t(v.extent(0), v.extent(1), v.extent(2), v.extent(3));
+  for (index_t n = 0; n < v.extent(0); ++n)
+    for (index_t y = 0; y < v.extent(1); ++y)
+      for (index_t x = 0; x < v.extent(2); ++x)
+        for (index_t c = 0; c < v.extent(3); ++c) t(n, y, x, c) = v(n, y, x, c);
+  return t;
+}
+
+template <class T, class V>
+nhwc<T> as_nhwc(const V& v) {
+  return {v.data(), v.stride(0), v.stride(1), v.stride(2)};
+}
+
+/// The run-time side of loom::conv2d: in and out as NHWC with unit channel stride (copies where
+/// they are not, or where out overlaps in), then the path for the shape.
+template <class P, class OV, class IV, class Epi>
+void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d_packed_weights<P>& pw, const Epi& epi) {
+  using T = typename P::value_type;
+  if (s.N * s.OH * s.OW * s.CO == 0) return;
+  const bool in_place_in = in.stride(3) == 1 && !views_overlap(out, in);
+  const bool in_place_out = out.stride(3) == 1;
+  std::optional<Tensor<T, 4>> in_copy, out_copy;
+  if (!in_place_in) in_copy.emplace(nhwc_copy<T>(in));
+  if (!in_place_out) out_copy.emplace(s.N, s.OH, s.OW, s.CO);
+  const nhwc<const T> src = in_place_in ? as_nhwc<const T>(in) : as_nhwc<const T>(in_copy->as_view());
+  const nhwc<T> dst = in_place_out ? as_nhwc<T>(out) : as_nhwc<T>(out_copy->as_view());
+  if (pw.depthwise()) run_depthwise<P>(s, src, pw, dst, epi);
+  else run_dense<P>(s, src, pw, dst, epi);
+  if (!in_place_out) {
+    for (index_t n = 0; n < s.N; ++n)
+      for (index_t y = 0; y < s.OH; ++y)
+        for (index_t x = 0; x < s.OW; ++x)
+          for (index_t c = 0; c < s.CO; ++c) out(n, y, x, c) = (*out_copy)(n, y, x, c);
+  }
+}
+
+template <class P, class O, class I>
+constexpr void check_types() {
+  using T = typename view_of<O>::value_type;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "loom::conv2d: the output must hold float or double");
+  static_assert(std::is_same_v<typename view_of<const I>::value_type, T>, "loom::conv2d: in and out must have the same element type");
+  static_assert(!std::is_const_v<typename view_of<O>::element_type>, "loom::conv2d: the output must be writable (not a view of const)");
+  static_assert(ConvPolicy<P>, "loom::conv2d<Policy>: Policy must be a loom::conv_policy<...>");
+  static_assert(std::is_same_v<typename P::value_type, T>, "loom::conv2d: the policy is for another element type");
+}
+
+template <class Policy, class T>
+using policy_or_default = std::conditional_t<std::is_void_v<Policy>, default_conv_policy<T>, Policy>;
+
+}  // namespace conv_detail
+
+/// Packs w (KH x KW x C/groups x CO, float or double, any strides) once for conv2d calls with
+/// p.groups groups.
+template <class Policy = void, conv_detail::rank4 WM>
+auto pack_conv2d_weights(const WM& w, const conv2d_params& p = {}) {
+  using T = std::remove_const_t<typename conv_detail::view_of<const WM>::value_type>;
+  using P = conv_detail::policy_or_default<Policy, T>;
+  static_assert(ConvPolicy<P> && std::is_same_v<typename P::value_type, T>,
+                "loom::pack_conv2d_weights<Policy>: Policy must be a loom::conv_policy<...> for the weights' element type");
+  const auto& wv = w.as_view();
+  if (p.groups < 1) conv_detail::fail(detail::cat("groups is ", p.groups, "; it must be >= 1"));
+  if (wv.extent(3) % p.groups != 0)
+    conv_detail::fail(detail::cat("groups ", p.groups, " does not divide the ", wv.extent(3), " output channels of weights '",
+                                  wv.name(), "' (dimension 3)"));
+  return conv2d_packed_weights<P>::pack(wv, p.groups);
+}
+
+/// out = epilogue(convolution of in with weights w under p).
+template <class Policy = void, conv_detail::rank4 OM, conv_detail::rank4 IM, conv_detail::rank4 WM, class Epi = identity_epilogue>
+void conv2d(OM&& out, const IM& in, const WM& w, const conv2d_params& p = {}, const Epi& epilogue = {}) {
+  using T = typename conv_detail::view_of<OM>::value_type;
+  using P = conv_detail::policy_or_default<Policy, T>;
+  conv_detail::check_types<P, OM, IM>();
+  static_assert(std::is_same_v<typename conv_detail::view_of<const WM>::value_type, T>,
+                "loom::conv2d: the weights must have the output's element type");
+  const auto& o = out.as_view();
+  const auto& i = in.as_view();
+  const auto& wv = w.as_view();
+  const conv2d_shape s = conv_detail::check(o, i, wv, p);
+  // Packed before anything is written, so weights that overlap the output are read intact.
+  conv_detail::run_packed<P>(s, o, i, conv2d_packed_weights<P>::pack(wv, p.groups), epilogue);
+}
+
+/// The same with weights packed once by pack_conv2d_weights (for the same groups).
+template <conv_detail::rank4 OM, conv_detail::rank4 IM, class P, class Epi = identity_epilogue>
+void conv2d(OM&& out, const IM& in, const conv2d_packed_weights<P>& w, const conv2d_params& p = {}, const Epi& epilogue = {}) {
+  conv_detail::check_types<P, OM, IM>();
+  const auto& o = out.as_view();
+  const auto& i = in.as_view();
+  if (w.groups() != p.groups)
+    conv_detail::fail(detail::cat("the packed weights were packed for ", w.groups(), " group(s), the parameters ask for ", p.groups));
+  const conv2d_shape s = conv_detail::check(o, i, conv_detail::packed_shape<P>{w}, p);
+  conv_detail::run_packed<P>(s, o, i, w, epilogue);
+}
+
+/// The convolution as plain loops (any layout; sums in the element type): a check for the others.
+template <conv_detail::rank4 OM, conv_detail::rank4 IM, conv_detail::rank4 WM, class Epi = identity_epilogue>
+void conv2d_reference(OM&& out, const IM& in, const WM& w, const conv2d_params& p = {}, const Epi& epilogue = {}) {
+  using T = typename conv_detail::view_of<OM>::value_type;
+  conv_detail::check_types<default_conv_policy<T>, OM, IM>();
+  const auto& o = out.as_view();
+  const auto& i = in.as_view();
+  const auto& wv = w.as_view();
+  const conv2d_shape s = conv_detail::check(o, i, wv, p);
+  if (views_overlap(o, i) || views_overlap(o, wv)) {
+    Tensor<T, 4> tmp(s.N, s.OH, s.OW, s.CO);
+    conv_detail::reference(s, tmp.as_view(), i, wv, epilogue);
+    for (index_t n = 0; n < s.N; ++n)
+      for (index_t y = 0; y < s.OH; ++y)
+        for (index_t x = 0; x < s.OW; ++x)
+          for (index_t c = 0; c < s.CO; ++c) o(n, y, x, c) = tmp(n, y, x, c);
+    return;
+  }
+  conv_detail::reference(s, o, i, wv, epilogue);
+}
+
+}  // namespace loom

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// loom/kernels/conv/params.hpp — what a 2-D convolution is asked to do (stride, padding,
+// dilation, groups), the shape it implies, and the checks that run before anything is written.
+//
+//   out(n, oy, ox, co) = sum over ky, kx, c of
+//       in(n, oy * stride_h + ky * dilation_h - pad_top, ox * stride_w + kx * dilation_w - pad_left,
+//          g * Cg + c) * w(ky, kx, c, co)                                   (0 outside in)
+//
+// with Cg = C / groups input channels per group and g = co / (CO / groups) the group of output
+// channel co. Activations are NHWC (N, H, W, C), weights HWIO (KH, KW, C / groups, CO).
+#pragma once
+#include <array>
+
+#include "../../core/config.hpp"
+#include "../../core/error.hpp"
+#include "../../core/message.hpp"
+
+namespace loom {
+
+/// Zero padding around the input, in pixels: `1` (all four sides), `{1, 2}` (top and bottom 1,
+/// left and right 2) or `{top, left, bottom, right}`.
+struct conv2d_padding {
+  index_t top = 0, left = 0, bottom = 0, right = 0;
+  constexpr conv2d_padding() = default;
+  constexpr conv2d_padding(index_t all) : top(all), left(all), bottom(all), right(all) {}  // NOLINT: `.padding = 1`
+  constexpr conv2d_padding(index_t h, index_t w) : top(h), left(w), bottom(h), right(w) {}
+  constexpr conv2d_padding(index_t t, index_t l, index_t b, index_t r) : top(t), left(l), bottom(b), right(r) {}
+};
+
+/// A convolution's parameters, by name: `loom::conv2d_params{.stride = {2, 2}, .padding = 1}`.
+struct conv2d_params {
+  std::array<index_t, 2> stride{1, 1};    // (h, w)
+  conv2d_padding padding{};
+  std::array<index_t, 2> dilation{1, 1};  // (h, w): 2 reads every other input pixel
+  index_t groups = 1;                     // C and CO split into groups; groups == C is depthwise
+};
+
+/// The sizes a convolution of given operands has, derived and checked once.
+struct conv2d_shape {
+  index_t N, H, W, C;     // input
+  index_t KH, KW, Cg;     // weights: KH x KW x Cg x CO
+  index_t CO, OH, OW;     // output
+  index_t groups, COg;    // groups, output channels per group
+  index_t sh, sw, dh, dw; // stride, dilation
+  index_t pt, pl;         // padding top, left (bottom and right only shape OH, OW)
+  double pad_value = 0;   // what the padding holds (constant_exterior's value in index notation)
+
+  /// Input channel of (group g, channel c of the group); first output channel of group g.
+  constexpr index_t in_channel(index_t g, index_t c) const { return g * Cg + c; }
+  /// Multiply-adds, padded taps included (the nominal count benchmarks report as 2 x this).
+  constexpr double macs() const { return double(N) * OH * OW * CO * KH * KW * Cg; }
+  /// Depthwise with one output channel per input channel: its own kernel.
+  constexpr bool depthwise() const { return groups == C && groups > 1 && Cg == 1 && COg == 1; }
+};
+
+namespace conv_detail {
+
+/// The output extent along one axis, or a value < 1 when the kernel does not fit.
+constexpr index_t out_extent(index_t in, index_t pad_lo, index_t pad_hi, index_t k, index_t stride, index_t dil) {
+  const index_t span = dil * (k - 1) + 1;
+  const index_t room = in + pad_lo + pad_hi - span;
+  return room < 0 ? 0 : room / stride + 1;
+}
+
+[[noreturn]] LOOM_COLD inline void fail(const std::string& what) { throw shape_error("loom::conv2d: " + what); }
+
+/// Every check of the parameters and the operands' extents, before anything is read or written.
+/// in, w, out: rank-4 views (NHWC, HWIO, NHWC).
+template <class IV, class WV, class OV>
+conv2d_shape check(const OV& out, const IV& in, const WV& w, const conv2d_params& p) {
+  const auto name = [](const auto& v) { return detail::cat("'", v.name(), "'"); };
+  if (p.stride[0] < 1 || p.stride[1] < 1)
+    fail(detail::cat("stride (", p.stride[0], ", ", p.stride[1], ") must be >= 1"));
+  if (p.dilation[0] < 1 || p.dilation[1] < 1)
+    fail(detail::cat("dilation (", p.dilation[0], ", ", p.dilation[1], ") must be >= 1"));
+  const auto& pd = p.padding;
+  if (pd.top < 0 || pd.left < 0 || pd.bottom < 0 || pd.right < 0)
+    fail(detail::cat("padding (top ", pd.top, ", left ", pd.left, ", bottom ", pd.bottom, ", right ", pd.right, ") must be >= 0"));
+  conv2d_shape s{};
+  s.N = in.extent(0), s.H = in.extent(1), s.W = in.extent(2), s.C = in.extent(3);
+  s.KH = w.extent(0), s.KW = w.extent(1), s.Cg = w.extent(2), s.CO = w.extent(3);
+  s.groups = p.groups;
+  s.sh = p.stride[0], s.sw = p.stride[1], s.dh = p.dilation[0], s.dw = p.dilation[1];
+  s.pt = pd.top, s.pl = pd.left;
+  if (s.groups < 1) fail(detail::cat("groups is ", s.groups, "; it must be >= 1"));
+  if (s.C % s.groups != 0)
+    fail(detail::cat("groups ", s.groups, " does not divide the ", s.C, " channels of input ", name(in), " (dimension 3)"));
+  if (s.CO % s.groups != 0)
+    fail(detail::cat("groups ", s.groups, " does not divide the ", s.CO, " output channels of weights ", name(w), " (dimension 3)"));
+  s.COg = s.CO / s.groups;
+  if (s.Cg != s.C / s.groups)
+    fail(detail::cat("weights ", name(w), " dimension 2 has extent ", s.Cg, " but input ", name(in), " has ", s.C,
+                     " channels in ", s.groups, " group(s): ", s.C / s.groups, " per group (weights are KH x KW x C/groups x CO)"));
+  if (s.KH < 1 || s.KW < 1) fail(detail::cat("weights ", name(w), " have an empty window (", s.KH, " x ", s.KW, ")"));
+  s.OH = out_extent(s.H, pd.top, pd.bottom, s.KH, s.sh, s.dh);
+  s.OW = out_extent(s.W, pd.left, pd.right, s.KW, s.sw, s.dw);
+  if (out.extent(0) != s.N)
+    fail(detail::cat("output ", name(out), " dimension 0 (N) has extent ", out.extent(0), " but input ", name(in), " has ", s.N));
+  if (out.extent(3) != s.CO)
+    fail(detail::cat("output ", name(out), " dimension 3 (channels) has extent ", out.extent(3), " but weights ", name(w),
+                     " have ", s.CO, " output channels"));
+  if (out.extent(1) != s.OH)
+    fail(detail::cat("output ", name(out), " dimension 1 (height) has extent ", out.extent(1), " but should be ", s.OH,
+                     " = (H ", s.H, " + padding ", pd.top, " + ", pd.bottom, " - dilation ", s.dh, " x (KH ", s.KH,
+                     " - 1) - 1) / stride ", s.sh, " + 1"));
+  if (out.extent(2) != s.OW)
+    fail(detail::cat("output ", name(out), " dimension 2 (width) has extent ", out.extent(2), " but should be ", s.OW,
+                     " = (W ", s.W, " + padding ", pd.left, " + ", pd.right, " - dilation ", s.dw, " x (KW ", s.KW,
+                     " - 1) - 1) / stride ", s.sw, " + 1"));
+  return s;
+}
+
+}  // namespace conv_detail
+
+}  // namespace loom

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+// loom/kernels/conv/run_convolution.hpp — runs a convolution definition (convolution.hpp) as one
+// call of the convolution engine, with the checks of every loom::run (extents, bounds, aliasing)
+// before anything is written, and the definition's epilogue applied to each register tile.
+#pragma once
+#include <type_traits>
+
+#include "../../lower/find_reduction.hpp"
+#include "../../lower/run.hpp"
+#include "../../lower/state.hpp"
+#include "convolution.hpp"
+#include "direct.hpp"
+#include "pack.hpp"
+#include "policy.hpp"
+
+namespace loom {
+
+/// A schedule that demands the convolution engine (a compile error says what is not a
+/// convolution).
+template <class Policy = void>
+struct conv_schedule {
+  using policy = Policy;
+};
+
+namespace conv_detail {
+
+template <class S>
+inline constexpr bool is_conv_schedule = false;
+template <class P>
+inline constexpr bool is_conv_schedule<conv_schedule<P>> = true;
+
+/// The roles of a convolution definition's variables and operands (only for one that matches).
+template <class Def>
+struct roles {
+  using CV = convolution<Def>;
+  using ops = typename CV::ops;
+  using In = typename ops::In;
+  using Wt = typename ops::Wt;
+  using in_idx = typename input_read<In>::indices;
+  using N = typename CV::N;
+  using Y = typename CV::Y;
+  using X = typename CV::X;
+  using CO = typename CV::CO;
+  using C = meta::at<in_idx, 3>;
+  using RY = window_partner<typename meta::at<in_idx, 1>::vars, Y>;
+  using RX = window_partner<typename meta::at<in_idx, 2>::vars, X>;
+  static constexpr bool depthwise = ops::kind == 2;
+};
+
+/// The weights access read as (ky, kx, c, co) whatever the order of its dimensions (depthwise:
+/// c is 0 and the access has no channel dimension of its own).
+template <class Def, class A>
+struct weight_reader {
+  using R = roles<Def>;
+  using value_type = typename A::value_type;
+  const A* a;
+  std::array<index_t, 4> ext;
+  index_t extent(std::size_t d) const { return ext[d]; }
+  value_type operator()(index_t ky, index_t kx, index_t c, index_t co) const {
+    index_t off = 0;
+    [&]<std::size_t... D>(std::index_sequence<D...>) {
+      ((off += (value_of<meta::at<typename A::index_types, D>>(ky, kx, c, co) - origin_of(a->view, D)) * a->view.stride(D)), ...);
+    }(std::make_index_sequence<A::rank>{});
+    return a->view.data()[off];
+  }
+  template <class V>
+  static index_t value_of(index_t ky, index_t kx, index_t c, index_t co) {
+    if constexpr (std::is_same_v<V, typename R::RY>) return ky;
+    else if constexpr (std::is_same_v<V, typename R::RX>) return kx;
+    else if constexpr (std::is_same_v<V, typename R::CO>) return co;
+    else return c;
+  }
+};
+
+/// The definition's right side evaluated on a vector of the tile: the reduction's value from the
+/// registers, the other reads at the tile's pixel and channels (bias(co), skip(n, y, x, co), ...).
+template <class Def, class State>
+struct expression_epilogue {
+  using R = roles<Def>;
+  const Def* def;  // accesses bound
+  State at;        // extents set; coordinates set per call
+  index_t OH, OW;
+
+  template <class B>
+  LOOM_INLINE B apply(const B& v, index_t i, index_t j, index_t lanes) const {
+    State s = at;
+    s.template set<typename R::N>(i / (OH * OW));
+    s.template set<typename R::Y>(i / OW % OH);
+    s.template set<typename R::X>(i % OW);
+    s.template set<typename R::CO>(j);
+    s.active = lanes;
+    with_reduction_value<State, B> c{s, v, lanes};
+    if (lanes == index_t(B::size)) return value<vmode<typename R::CO, B::size, false, false>>(c);
+    return value<vmode<typename R::CO, B::size, false, true>>(c);
+  }
+  template <class VM, class Ctx>
+  LOOM_INLINE auto value(const Ctx& c) const {
+    auto r = def->rhs.template eval_v<VM>(c);
+    if constexpr (convolution<Def>::accumulates) r = r + def->lhs.template eval_v<VM>(c);
+    return r;
+  }
+};
+
+/// Every point by the definition's own scalar evaluation: where the engine's kernels do not apply
+/// at run time (a stride or dilation below 1, channels that are not contiguous).
+template <class Def, class State>
+void plain_points(const Def& d, State s) {
+  using R = roles<Def>;
+  using T = typename Def::value_type;
+  const index_t n_ = s.template extent<typename R::N>(), h = s.template extent<typename R::Y>(), w = s.template extent<typename R::X>(),
+                c_ = s.template extent<typename R::CO>();
+  for (index_t n = 0; n < n_; ++n)
+    for (index_t y = 0; y < h; ++y)
+      for (index_t x = 0; x < w; ++x)
+        for (index_t co = 0; co < c_; ++co) {
+          s.template set<typename R::N>(n);
+          s.template set<typename R::Y>(y);
+          s.template set<typename R::X>(x);
+          s.template set<typename R::CO>(co);
+          T v = d.rhs.eval(s);
+          if constexpr (convolution<Def>::accumulates) v = d.lhs.eval(s) + v;
+          d.lhs.store(s, v);
+        }
+}
+
+/// Policy void: the default for the element type.
+template <class Policy, class Def>
+void run_convolution(const Def& def) {
+  using R = roles<Def>;
+  using CV = convolution<Def>;
+  using T = typename Def::value_type;
+  using P = std::conditional_t<std::is_void_v<Policy>, default_conv_policy<T>, Policy>;
+  using State = loop_state<typename Def::vars, 0>;
+  State st;
+  index_t points = 0;
+  if (!detail::check_run(def, st, points)) return;  // extents, an empty output, every read in bounds
+  detail::run_bound(def, CV::accumulates, [&](const Def& d) {
+    const auto& red = lower::scheduled_reduction(d.rhs);
+    const auto& in = [&]() -> const auto& {
+      if constexpr (R::ops::p_is_input) return red.body.a;
+      else return red.body.b;
+    }();
+    const auto& w = [&]() -> const auto& {
+      if constexpr (R::ops::p_is_input) return red.body.b;
+      else return red.body.a;
+    }();
+    conv2d_shape s{};
+    s.N = st.template extent<typename R::N>();
+    s.OH = st.template extent<typename R::Y>(), s.OW = st.template extent<typename R::X>();
+    s.CO = st.template extent<typename R::CO>();
+    s.KH = st.template extent<typename R::RY>(), s.KW = st.template extent<typename R::RX>();
+    s.H = in.view.extent(1), s.W = in.view.extent(2);
+    const auto& iy = std::get<1>(in.idx);
+    const auto& ix = std::get<2>(in.idx);
+    s.sh = iy.template coef<typename R::Y>(), s.dh = iy.template coef<typename R::RY>(), s.pt = -iy.offset();
+    s.sw = ix.template coef<typename R::X>(), s.dw = ix.template coef<typename R::RX>(), s.pl = -ix.offset();
+    if constexpr (input_read<typename R::In>::padded) s.pad_value = double(in.exterior);
+    if constexpr (R::depthwise) {
+      s.C = s.CO, s.Cg = 1, s.groups = s.CO, s.COg = 1;
+    } else {
+      s.C = st.template extent<typename R::C>(), s.Cg = s.C, s.groups = 1, s.COg = s.CO;
+    }
+    const auto& iv = in.view;
+    const auto& ov = d.lhs.view;
+    const bool kernels_apply = s.sh >= 1 && s.sw >= 1 && s.dh >= 1 && s.dw >= 1 && iv.stride(3) == 1 && ov.stride(3) == 1 &&
+                               origin_of(iv, 0) == 0 && origin_of(iv, 1) == 0 && origin_of(iv, 2) == 0 && origin_of(iv, 3) == 0;
+    if (!kernels_apply) {
+      plain_points(d, st);
+      return;
+    }
+    const weight_reader<Def, std::remove_cvref_t<decltype(w)>> reader{&w, {s.KH, s.KW, s.Cg, s.CO}};
+    const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups);
+    const nhwc<const T> src{iv.data(), iv.stride(0), iv.stride(1), iv.stride(2)};
+    const nhwc<T> dst{ov.data(), ov.stride(0), ov.stride(1), ov.stride(2)};
+    auto go = [&](const auto& epi) {
+      if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
+      else run_dense<P>(s, src, packed, dst, epi);
+    };
+    if constexpr (CV::bare && !CV::accumulates) go(identity_epilogue{});
+    else go(expression_epilogue<Def, State>{&d, st, s.OH, s.OW});
+  });
+}
+
+}  // namespace conv_detail
+}  // namespace loom
