@@ -25,6 +25,7 @@
 #include "conv/direct.hpp"
 #include "conv/pack.hpp"
 #include "conv/params.hpp"
+#include "conv/pointwise.hpp"
 #include "conv/policy.hpp"
 #include "conv/reference.hpp"
 #include "gemm/epilogue.hpp"
@@ -136,6 +137,15 @@ void conv2d(OM&& out, const IM& in, const WM& w, const conv2d_params& p = {}, co
   const auto& i = in.as_view();
   const auto& wv = w.as_view();
   const conv2d_shape s = conv_detail::check(o, i, wv, p);
+  if (s.N * s.OH * s.OW * s.CO == 0) return;
+  if (i.stride(3) == 1 && o.stride(3) == 1 && !views_overlap(o, i) && !views_overlap(o, wv)) {
+    const auto src = conv_detail::as_nhwc<const T>(i);
+    const auto dst = conv_detail::as_nhwc<T>(o);
+    if (conv_detail::runs_as_gemm(s, src, dst)) {  // 1 x 1, stride 1: a GEMM on the tensors themselves
+      conv_detail::run_as_gemm(s, src, gemm_detail::matrix_ref<T>{wv.data(), wv.stride(2), wv.stride(3)}, dst, epilogue);
+      return;
+    }
+  }
   // Packed before anything is written, so weights that overlap the output are read intact.
   conv_detail::run_packed<P>(s, o, i, conv2d_packed_weights<P>::pack(wv, p.groups), epilogue);
 }

@@ -11,6 +11,7 @@
 #include "convolution.hpp"
 #include "direct.hpp"
 #include "pack.hpp"
+#include "pointwise.hpp"
 #include "policy.hpp"
 
 namespace loom {
@@ -62,6 +63,17 @@ struct weight_reader {
       ((off += (value_of<meta::at<typename A::index_types, D>>(ky, kx, c, co) - origin_of(a->view, D)) * a->view.stride(D)), ...);
     }(std::make_index_sequence<A::rank>{});
     return a->view.data()[off];
+  }
+  /// Whether the view starts at index 0 in every dimension (not a box of a larger space).
+  bool at_origin() const {
+    bool at = true;
+    for (std::size_t d = 0; d < A::rank; ++d) at = at && origin_of(a->view, d) == 0;
+    return at;
+  }
+  /// A dense 1 x 1 layer's weights as the C x CO matrix the GEMM engine reads.
+  gemm_detail::matrix_ref<value_type> matrix() const {
+    using idx = typename A::index_types;
+    return {a->view.data(), a->view.stride(meta::index_of<idx, typename R::C>), a->view.stride(meta::index_of<idx, typename R::CO>)};
   }
   template <class V>
   static index_t value_of(index_t ky, index_t kx, index_t c, index_t co) {
@@ -169,10 +181,16 @@ void run_convolution(const Def& def) {
       return;
     }
     const weight_reader<Def, std::remove_cvref_t<decltype(w)>> reader{&w, {s.KH, s.KW, s.Cg, s.CO}};
-    const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups);
     const nhwc<const T> src{iv.data(), iv.stride(0), iv.stride(1), iv.stride(2)};
     const nhwc<T> dst{ov.data(), ov.stride(0), ov.stride(1), ov.stride(2)};
     auto go = [&](const auto& epi) {
+      if constexpr (!R::depthwise) {
+        if (runs_as_gemm(s, src, dst) && reader.at_origin()) {  // 1 x 1, stride 1: a GEMM on the tensors
+          run_as_gemm(s, src, reader.matrix(), dst, epi);
+          return;
+        }
+      }
+      const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups);
       if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
       else run_dense<P>(s, src, packed, dst, epi);
     };
