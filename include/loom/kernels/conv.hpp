@@ -28,6 +28,7 @@
 #include "conv/pointwise.hpp"
 #include "conv/policy.hpp"
 #include "conv/reference.hpp"
+#include "conv/winograd.hpp"
 #include "gemm/epilogue.hpp"
 
 namespace loom {
@@ -74,7 +75,8 @@ nhwc<T> as_nhwc(const V& v) {
 /// The run-time side of loom::conv2d: in and out as NHWC with unit channel stride (copies where
 /// they are not, or where out overlaps in), then the path for the shape.
 template <class P, class OV, class IV, class Epi>
-void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d_packed_weights<P>& pw, const Epi& epi) {
+void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d_packed_weights<P>& pw, const Epi& epi,
+                conv_algorithm algorithm) {
   using T = typename P::value_type;
   if (s.N * s.OH * s.OW * s.CO == 0) return;
   const bool in_place_in = in.stride(3) == 1 && !views_overlap(out, in);
@@ -84,7 +86,9 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
   if (!in_place_out) out_copy.emplace(s.N, s.OH, s.OW, s.CO);
   const nhwc<const T> src = in_place_in ? as_nhwc<const T>(in) : as_nhwc<const T>(in_copy->as_view());
   const nhwc<T> dst = in_place_out ? as_nhwc<T>(out) : as_nhwc<T>(out_copy->as_view());
-  if (pw.depthwise()) run_depthwise<P>(s, src, pw, dst, epi);
+  if (pw.winograd() && (algorithm == conv_algorithm::winograd || s.template winograd_pays<T>()))
+    run_winograd<P>(s, src, tile_vectors<P>(s.CO), pw.winograd_data(), dst, epi);
+  else if (pw.depthwise()) run_depthwise<P>(s, src, pw, dst, epi);
   else run_dense<P>(s, src, pw, dst, epi);
   if (!in_place_out) {
     for (index_t n = 0; n < s.N; ++n)
@@ -122,7 +126,11 @@ auto pack_conv2d_weights(const WM& w, const conv2d_params& p = {}) {
   if (wv.extent(3) % p.groups != 0)
     conv_detail::fail(detail::cat("groups ", p.groups, " does not divide the ", wv.extent(3), " output channels of weights '",
                                   wv.name(), "' (dimension 3)"));
-  return conv2d_packed_weights<P>::pack(wv, p.groups);
+  if (p.algorithm == conv_algorithm::winograd && !conv_detail::winograd_applies(wv.extent(0), wv.extent(1), p))
+    conv_detail::fail(detail::cat("conv_algorithm::winograd needs a 3 x 3 window, stride 1, dilation 1 and one group; weights '",
+                                  wv.name(), "' are ", wv.extent(0), " x ", wv.extent(1)));
+  return conv2d_packed_weights<P>::pack(
+      wv, p.groups, conv_detail::packs_winograd(wv.extent(0), wv.extent(1), wv.extent(2) * p.groups, wv.extent(3), p));
 }
 
 /// out = epilogue(convolution of in with weights w under p).
@@ -147,7 +155,8 @@ void conv2d(OM&& out, const IM& in, const WM& w, const conv2d_params& p = {}, co
     }
   }
   // Packed before anything is written, so weights that overlap the output are read intact.
-  conv_detail::run_packed<P>(s, o, i, conv2d_packed_weights<P>::pack(wv, p.groups), epilogue);
+  const bool winograd = conv_detail::packs_winograd(s.KH, s.KW, s.C, s.CO, p) && (p.algorithm == conv_algorithm::winograd || s.template winograd_pays<T>());
+  conv_detail::run_packed<P>(s, o, i, conv2d_packed_weights<P>::pack(wv, p.groups, winograd), epilogue, p.algorithm);
 }
 
 /// The same with weights packed once by pack_conv2d_weights (for the same groups).
@@ -159,7 +168,9 @@ void conv2d(OM&& out, const IM& in, const conv2d_packed_weights<P>& w, const con
   if (w.groups() != p.groups)
     conv_detail::fail(detail::cat("the packed weights were packed for ", w.groups(), " group(s), the parameters ask for ", p.groups));
   const conv2d_shape s = conv_detail::check(o, i, conv_detail::packed_shape<P>{w}, p);
-  conv_detail::run_packed<P>(s, o, i, w, epilogue);
+  if (p.algorithm == conv_algorithm::winograd && !w.winograd())
+    conv_detail::fail("conv_algorithm::winograd: the weights were not packed for Winograd (pack them with the same parameters)");
+  conv_detail::run_packed<P>(s, o, i, w, epilogue, conv_detail::winograd_applies(s.KH, s.KW, p) ? p.algorithm : conv_algorithm::direct);
 }
 
 /// The convolution as plain loops (any layout; sums in the element type): a check for the others.

@@ -27,12 +27,17 @@ struct conv2d_padding {
   constexpr conv2d_padding(index_t t, index_t l, index_t b, index_t r) : top(t), left(l), bottom(b), right(r) {}
 };
 
+/// How a convolution is computed. `automatic`: Winograd F(4 x 4, 3 x 3) where it applies and pays
+/// (conv_detail::prefers_winograd), else direct.
+enum class conv_algorithm { automatic, direct, winograd };
+
 /// A convolution's parameters, by name: `loom::conv2d_params{.stride = {2, 2}, .padding = 1}`.
 struct conv2d_params {
   std::array<index_t, 2> stride{1, 1};    // (h, w)
   conv2d_padding padding{};
   std::array<index_t, 2> dilation{1, 1};  // (h, w): 2 reads every other input pixel
   index_t groups = 1;                     // C and CO split into groups; groups == C is depthwise
+  conv_algorithm algorithm = conv_algorithm::automatic;
 };
 
 /// The sizes a convolution of given operands has, derived and checked once.
@@ -49,6 +54,16 @@ struct conv2d_shape {
   constexpr index_t in_channel(index_t g, index_t c) const { return g * Cg + c; }
   /// Multiply-adds, padded taps included (the nominal count benchmarks report as 2 x this).
   constexpr double macs() const { return double(N) * OH * OW * CO * KH * KW * Cg; }
+  /// The automatic choice of Winograd for weights packed for it: enough 4 x 4 output tiles in the
+  /// batch (16) to reuse the transformed weights (36 x C x CO values, four times the direct ones,
+  /// streamed once per run of tiles), or weights small enough to stay near the core (2 MiB). On
+  /// Zen 5, 7 x 7 x 512 at batch 1 (4 tiles, 37 MB of weights) ran at 0.7x the direct kernel, at
+  /// batch 4 at 1.4x; 8 x 8 x 64 (4 tiles, 0.6 MB) at 2.1x (docs/conv.md).
+  template <class T>
+  constexpr bool winograd_pays() const {
+    const index_t tiles = N * ((OH + 3) / 4) * ((OW + 3) / 4);
+    return tiles >= 16 || 36.0 * double(C) * double(CO) * double(sizeof(T)) <= 2.0 * 1024 * 1024;
+  }
   /// Depthwise with one output channel per input channel: its own kernel.
   constexpr bool depthwise() const { return groups == C && groups > 1 && Cg == 1 && COg == 1; }
 };
@@ -60,6 +75,17 @@ constexpr index_t out_extent(index_t in, index_t pad_lo, index_t pad_hi, index_t
   const index_t span = dil * (k - 1) + 1;
   const index_t room = in + pad_lo + pad_hi - span;
   return room < 0 ? 0 : room / stride + 1;
+}
+
+/// Whether a window of KH x KW, stride, dilation and groups can run as Winograd F(4 x 4, 3 x 3).
+constexpr bool winograd_applies(index_t KH, index_t KW, const conv2d_params& p) {
+  return KH == 3 && KW == 3 && p.stride[0] == 1 && p.stride[1] == 1 && p.dilation[0] == 1 && p.dilation[1] == 1 && p.groups == 1;
+}
+/// Whether weights are worth packing for Winograd too: it applies, and is asked for or may be
+/// chosen (automatic, with both channel counts filling a vector).
+constexpr bool packs_winograd(index_t KH, index_t KW, index_t C, index_t CO, const conv2d_params& p) {
+  if (p.algorithm == conv_algorithm::direct || !winograd_applies(KH, KW, p)) return false;
+  return p.algorithm == conv_algorithm::winograd || (C >= 16 && CO >= 16);
 }
 
 [[noreturn]] LOOM_COLD inline void fail(const std::string& what) { throw shape_error("loom::conv2d: " + what); }
@@ -91,6 +117,10 @@ conv2d_shape check(const OV& out, const IV& in, const WV& w, const conv2d_params
   if (s.Cg != s.C / s.groups)
     fail(detail::cat("weights ", name(w), " dimension 2 has extent ", s.Cg, " but input ", name(in), " has ", s.C,
                      " channels in ", s.groups, " group(s): ", s.C / s.groups, " per group (weights are KH x KW x C/groups x CO)"));
+  if (p.algorithm == conv_algorithm::winograd && !winograd_applies(s.KH, s.KW, p))
+    fail(detail::cat("conv_algorithm::winograd needs a 3 x 3 window, stride 1, dilation 1 and one group; weights ", name(w),
+                     " are ", s.KH, " x ", s.KW, ", stride (", p.stride[0], ", ", p.stride[1], "), dilation (", p.dilation[0], ", ",
+                     p.dilation[1], "), groups ", p.groups));
   if (s.KH < 1 || s.KW < 1) fail(detail::cat("weights ", name(w), " have an empty window (", s.KH, " x ", s.KW, ")"));
   s.OH = out_extent(s.H, pd.top, pd.bottom, s.KH, s.sh, s.dh);
   s.OW = out_extent(s.W, pd.left, pd.right, s.KW, s.sw, s.dw);

@@ -12,6 +12,7 @@
 #include "direct.hpp"
 #include "pack.hpp"
 #include "pointwise.hpp"
+#include "winograd.hpp"
 #include "policy.hpp"
 
 namespace loom {
@@ -190,8 +191,12 @@ void run_convolution(const Def& def) {
           return;
         }
       }
-      const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups);
-      if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
+      conv2d_params prm{};
+      prm.stride = {s.sh, s.sw}, prm.dilation = {s.dh, s.dw}, prm.groups = s.groups;
+      const bool winograd = !R::depthwise && packs_winograd(s.KH, s.KW, s.C, s.CO, prm) && s.template winograd_pays<T>();
+      const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, winograd);
+      if (winograd) run_winograd<P>(s, src, tile_vectors<P>(s.CO), packed.winograd_data(), dst, epi);
+      else if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
       else run_dense<P>(s, src, packed, dst, epi);
     };
     if constexpr (CV::bare && !CV::accumulates) go(identity_epilogue{});
