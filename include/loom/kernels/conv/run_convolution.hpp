@@ -50,20 +50,26 @@ struct roles {
 };
 
 /// The weights access read as (ky, kx, c, co) whatever the order of its dimensions (depthwise:
-/// c is 0 and the access has no channel dimension of its own).
+/// c is 0 and the access has no channel dimension of its own): the stride of each, found once.
 template <class Def, class A>
 struct weight_reader {
   using R = roles<Def>;
   using value_type = typename A::value_type;
   const A* a;
   std::array<index_t, 4> ext;
-  index_t extent(std::size_t d) const { return ext[d]; }
-  value_type operator()(index_t ky, index_t kx, index_t c, index_t co) const {
+  const typename A::element_type* base = nullptr;  // the element at (0, 0, 0, 0)
+  std::array<index_t, 4> stride{};                  // along ky, kx, c, co
+  weight_reader(const A* acc, std::array<index_t, 4> e) : a(acc), ext(e) {
     index_t off = 0;
     [&]<std::size_t... D>(std::index_sequence<D...>) {
-      ((off += (value_of<meta::at<typename A::index_types, D>>(ky, kx, c, co) - origin_of(a->view, D)) * a->view.stride(D)), ...);
+      ((off -= origin_of(a->view, D) * a->view.stride(D),
+        stride[role<meta::at<typename A::index_types, D>>] += a->view.stride(D)), ...);
     }(std::make_index_sequence<A::rank>{});
-    return a->view.data()[off];
+    base = a->view.data() + off;
+  }
+  index_t extent(std::size_t d) const { return ext[d]; }
+  value_type operator()(index_t ky, index_t kx, index_t c, index_t co) const {
+    return base[ky * stride[0] + kx * stride[1] + c * stride[2] + co * stride[3]];
   }
   /// Whether the view starts at index 0 in every dimension (not a box of a larger space).
   bool at_origin() const {
@@ -72,17 +78,13 @@ struct weight_reader {
     return at;
   }
   /// A dense 1 x 1 layer's weights as the C x CO matrix the GEMM engine reads.
-  gemm_detail::matrix_ref<value_type> matrix() const {
-    using idx = typename A::index_types;
-    return {a->view.data(), a->view.stride(meta::index_of<idx, typename R::C>), a->view.stride(meta::index_of<idx, typename R::CO>)};
-  }
+  gemm_detail::matrix_ref<value_type> matrix() const { return {base, stride[2], stride[3]}; }
+  /// Which of (ky, kx, c, co) variable V of the access is.
   template <class V>
-  static index_t value_of(index_t ky, index_t kx, index_t c, index_t co) {
-    if constexpr (std::is_same_v<V, typename R::RY>) return ky;
-    else if constexpr (std::is_same_v<V, typename R::RX>) return kx;
-    else if constexpr (std::is_same_v<V, typename R::CO>) return co;
-    else return c;
-  }
+  static constexpr std::size_t role = std::is_same_v<V, typename R::RY>   ? 0
+                                      : std::is_same_v<V, typename R::RX> ? 1
+                                      : std::is_same_v<V, typename R::CO> ? 3
+                                                                          : 2;
 };
 
 /// The definition's right side evaluated on a vector of the tile: the reduction's value from the
@@ -181,7 +183,7 @@ void run_convolution(const Def& def) {
       plain_points(d, st);
       return;
     }
-    const weight_reader<Def, std::remove_cvref_t<decltype(w)>> reader{&w, {s.KH, s.KW, s.Cg, s.CO}};
+    const weight_reader<Def, std::remove_cvref_t<decltype(w)>> reader(&w, {s.KH, s.KW, s.Cg, s.CO});
     const nhwc<const T> src{iv.data(), iv.stride(0), iv.stride(1), iv.stride(2)};
     const nhwc<T> dst{ov.data(), ov.stride(0), ov.stride(1), ov.stride(2)};
     auto go = [&](const auto& epi) {
@@ -194,7 +196,7 @@ void run_convolution(const Def& def) {
       conv2d_params prm{};
       prm.stride = {s.sh, s.sw}, prm.dilation = {s.dh, s.dw}, prm.groups = s.groups;
       const bool winograd = !R::depthwise && packs_winograd(s.KH, s.KW, s.C, s.CO, prm) && s.template winograd_pays<T>();
-      const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, winograd);
+      const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, winograd, true);
       if (winograd) run_winograd<P>(s, src, tile_vectors<P>(s.CO), packed.winograd_data(), dst, epi);
       else if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
       else run_dense<P>(s, src, packed, dst, epi);
