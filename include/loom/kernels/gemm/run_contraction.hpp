@@ -62,11 +62,9 @@ void run_contraction(const Def& def) {
   using K = meta::at<typename C::Red::rvars, 0>;
   using State = loop_state<typename Def::vars, 0>;
   State s;
-  detail::infer_extents(def, s);
+  index_t points = 0;
+  if (!detail::check_run(def, s, points)) return;  // extents, an empty output, every access in bounds
   const index_t M = s.template extent<I>(), N = s.template extent<J>(), Kx = s.template extent<K>();
-  if (M == 0 || N == 0) return;
-  def.lhs.check_bounds(s);
-  def.rhs.for_each_access([&](const auto& a) { a.check_bounds(s); });
 
   // An output that is also read (C = A * C, C = f(sum(..)) + C(j, i), ...) makes the engine write
   // a temporary (run_bound), as the generic nest does: the same engine instance, no second one.
