@@ -3,6 +3,8 @@
 # $CXX -std=c++20 -O2 -march=native -fopenmp -c:
 #   fused  one fused elementwise definition (bench/compile/{loom,eigen}_fused.cpp)
 #   gemm   one GEMM + bias + ReLU (bench/compile/{loom,eigen}_gemm.cpp)
+#   conv   one 3 x 3 convolution + bias + ReLU in index notation (bench/compile/loom_conv.cpp)
+#          against Eigen's GEMM probe (eigen_gemm.cpp), the convolution issue's yardstick
 #   defs   1, 5 and 10 small definitions, each its own function (bench/compile/{loom,eigen}_defs.cpp
 #          with -DLOOM_DEFS=N); prints the cost of each definition after the first, (t10 - t1) / 9.
 # Each probe is compiled RUNS times (default 7) and timed with /usr/bin/time: wall-clock seconds and
@@ -12,7 +14,7 @@
 # once under valgrind's callgrind and the instructions of the compiler proper (cc1plus, the largest
 # child of the driver) are counted: the same count on every run, whatever the load, but ~60x slower.
 #
-#   bench/compile_time.sh [RUNS] [--instructions] [fused|gemm|defs ...]   (default: all three)
+#   bench/compile_time.sh [RUNS] [--instructions] [fused|gemm|conv|defs ...]   (default: all four)
 # Environment: CXX (g++), LOOM_INCLUDE (loom's headers: include/), EIGEN_INCLUDE (/usr/include/eigen3).
 set -euo pipefail
 
@@ -24,12 +26,12 @@ probes=()
 for arg in "$@"; do
   case "$arg" in
     --instructions) count_instructions=1 ;;
-    fused | gemm | defs) probes+=("$arg") ;;
-    *[!0-9]* | '') echo "usage: bench/compile_time.sh [RUNS] [--instructions] [fused|gemm|defs ...]" >&2; exit 2 ;;
+    fused | gemm | conv | defs) probes+=("$arg") ;;
+    *[!0-9]* | '') echo "usage: bench/compile_time.sh [RUNS] [--instructions] [fused|gemm|conv|defs ...]" >&2; exit 2 ;;
     *) runs="$arg" ;;
   esac
 done
-((${#probes[@]})) || probes=(fused gemm defs)
+((${#probes[@]})) || probes=(fused gemm conv defs)
 cxx="${CXX:-g++}"
 flags=(-std=c++20 -O2 -march=native -fopenmp)
 eigen_inc="${EIGEN_INCLUDE:-/usr/include/eigen3}"
@@ -93,15 +95,15 @@ instructions_once() {  # label library source [extra flags...] -> prints cc1plus
   echo "$best"
 }
 
-pair() {  # name: bench/compile/loom_<name>.cpp against eigen_<name>.cpp, runs interleaved
-  local name="$1" q lt et
+pair() {  # name [eigen_name]: bench/compile/loom_<name>.cpp against eigen_<eigen_name or name>.cpp, runs interleaved
+  local name="$1" ename="${2:-$1}" q lt et
   local loom_wall=() loom_cpu=() eigen_wall=() eigen_cpu=()
   # Interleaved (loom, Eigen, loom, ...): a change in the machine's load hits both alike.
   for ((q = 0; q < runs; ++q)); do
     lt="$(compile_once "loom_$name" loom "$here/compile/loom_$name.cpp")" || exit 1
     loom_wall+=("${lt% *}"); loom_cpu+=("${lt#* }")
     if ((have_eigen)); then
-      et="$(compile_once "eigen_$name" eigen "$here/compile/eigen_$name.cpp")" || exit 1
+      et="$(compile_once "eigen_$ename" eigen "$here/compile/eigen_$ename.cpp")" || exit 1
       eigen_wall+=("${et% *}"); eigen_cpu+=("${et#* }")
     fi
   done
@@ -112,7 +114,7 @@ pair() {  # name: bench/compile/loom_<name>.cpp against eigen_<name>.cpp, runs i
   if ((have_eigen)); then
     ew="$(median_of "${eigen_wall[@]}")"
     ec="$(median_of "${eigen_cpu[@]}")"
-    show "Eigen (eigen_$name)" "$ew" "$ec" eigen_wall eigen_cpu
+    show "Eigen (eigen_$ename)" "$ew" "$ec" eigen_wall eigen_cpu
     awk -v lw="$lw" -v ew="$ew" -v lc="$lc" -v ec="$ec" -v n="$name" \
       'BEGIN { printf "%-28s loom / Eigen = %.2f (wall), %.2f (CPU)\n", n, lw / ew, lc / ec }'
   else
@@ -123,8 +125,8 @@ pair() {  # name: bench/compile/loom_<name>.cpp against eigen_<name>.cpp, runs i
     li="$(instructions_once "loom_$name" loom "$here/compile/loom_$name.cpp")" || exit 1
     printf '%-28s %8.3f G instructions (cc1plus)\n' "loom (loom_$name)" "$(awk -v n="$li" 'BEGIN { print n / 1e9 }')"
     if ((have_eigen)); then
-      ei="$(instructions_once "eigen_$name" eigen "$here/compile/eigen_$name.cpp")" || exit 1
-      printf '%-28s %8.3f G instructions (cc1plus)\n' "Eigen (eigen_$name)" "$(awk -v n="$ei" 'BEGIN { print n / 1e9 }')"
+      ei="$(instructions_once "eigen_$ename" eigen "$here/compile/eigen_$ename.cpp")" || exit 1
+      printf '%-28s %8.3f G instructions (cc1plus)\n' "Eigen (eigen_$ename)" "$(awk -v n="$ei" 'BEGIN { print n / 1e9 }')"
       awk -v l="$li" -v e="$ei" -v n="$name" 'BEGIN { printf "%-28s loom / Eigen = %.2f (instructions)\n", n, l / e }'
     fi
   fi
@@ -198,6 +200,7 @@ echo "load: $(uptime)"
 for p in "${probes[@]}"; do
   case "$p" in
     fused | gemm) pair "$p" ;;
+    conv) pair conv gemm ;;
     defs) defs ;;
   esac
 done

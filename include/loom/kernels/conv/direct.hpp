@@ -66,17 +66,26 @@ LOOM_INLINE void dense_pixel(Acc& acc, const Wv& w, T a_value) {
   }(std::make_integer_sequence<index_t, V>{});
 }
 
-/// Stores pixel M of a tile of V vectors per pixel: its first `channels` channels at dst (the
-/// output channel `channel` onwards), through the epilogue.
-template <index_t M, index_t V, class Acc, class T, class Epi>
-LOOM_INLINE void store_pixel(const Acc& acc, T* dst, index_t channels, const Epi& epi, index_t pixel, index_t channel) {
+/// Stores the first `count` pixels of a tile of V vectors per pixel, `channels` channels each from
+/// output channel `channel`, through the epilogue; where(m) gives pixel m's address and index.
+/// The accumulators pass through a buffer so that this is one loop with one copy of the epilogue:
+/// written out per vector, the epilogue (inlined, masked and unmasked) was compiled MR x V times
+/// per kernel, most of what a convolution compiles.
+template <index_t V, class Acc, class Epi, class Where>
+LOOM_INLINE void store_tile(const Acc& acc, index_t count, index_t channels, const Epi& epi, index_t channel, const Where& where) {
   using B = typename Acc::value_type;
-  constexpr index_t W = index_t(B::size);
-  [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
-    ((R * W < channels ? store_vector(acc[M * V + R], dst + R * W, std::min<index_t>(W, channels - R * W), epi, pixel, channel + R * W)
-                       : void()),
-     ...);
-  }(std::make_integer_sequence<index_t, V>{});
+  using T = typename B::value_type;
+  constexpr index_t W = index_t(B::size), N = index_t(std::tuple_size_v<Acc>);
+  alignas(64) std::array<T, std::size_t(N * W)> buf;
+  [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
+    (acc[Q].store_aligned(buf.data() + Q * W), ...);
+  }(std::make_integer_sequence<index_t, N>{});
+  for (index_t m = 0; m < count; ++m) {
+    const auto [dst, pixel] = where(m);
+    for (index_t r = 0; r < V && r * W < channels; ++r)
+      store_vector(B::load_aligned(buf.data() + (m * V + r) * W), dst + r * W, std::min<index_t>(W, channels - r * W), epi, pixel,
+                   channel + r * W);
+  }
 }
 
 /// One tile of the dense kernel: output pixels q0 .. q0 + count - 1 of image n, counted along
@@ -133,12 +142,9 @@ void dense_tile(const conv2d_shape& s, const nhwc<const typename P::value_type>&
     }
   }
   const index_t first_channel = g * s.COg + co;
-  [&]<index_t... M>(std::integer_sequence<index_t, M...>) LOOM_LAMBDA_INLINE {
-    ((M < count ? store_pixel<M, V>(acc, out.pixel(n, (q0 + M) / s.OW, (q0 + M) % s.OW) + first_channel, nco, epi,
-                                    n * s.OH * s.OW + q0 + M, first_channel)
-                : void()),
-     ...);
-  }(pixels{});
+  store_tile<V>(acc, count, nco, epi, first_channel, [&](index_t m) {
+    return std::pair{out.pixel(n, (q0 + m) / s.OW, (q0 + m) % s.OW) + first_channel, n * s.OH * s.OW + q0 + m};
+  });
 }
 
 /// Runs `items` independent work items body(t) on loom's team (one thread: no parallel region).
@@ -179,7 +185,11 @@ template <class P, class Epi>
 void run_dense(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const conv2d_packed_weights<P>& pw,
                const nhwc<typename P::value_type>& out, const Epi& epi) {
   [&]<index_t... V>(std::integer_sequence<index_t, V...>) {
-    ((pw.vectors() == V + 1 ? run_dense_v<P, V + 1>(s, in, pw, out, epi) : void()), ...);
+    ([&] {
+      if constexpr (tile_width_compiled<P>(V + 1)) {
+        if (pw.vectors() == V + 1) run_dense_v<P, V + 1>(s, in, pw, out, epi);
+      }
+    }(), ...);
   }(std::make_integer_sequence<index_t, P::vectors>{});
 }
 
@@ -274,11 +284,9 @@ void depthwise_tile(const conv2d_shape& s, const nhwc<const typename P::value_ty
     }
   }
   const index_t channels = Tail ? s.C - c0 : V * W;
-  [&]<index_t... M>(std::integer_sequence<index_t, M...>) LOOM_LAMBDA_INLINE {
-    ((M < count ? store_pixel<M, V>(acc, out.pixel(n, oy, ox0 + M) + c0, channels, epi, (n * s.OH + oy) * s.OW + ox0 + M, c0)
-                : void()),
-     ...);
-  }(pixels{});
+  store_tile<V>(acc, count, channels, epi, c0, [&](index_t m) {
+    return std::pair{out.pixel(n, oy, ox0 + m) + c0, (n * s.OH + oy) * s.OW + ox0 + m};
+  });
 }
 
 template <class P, class Epi>

@@ -32,12 +32,24 @@ struct aligned_delete {
   void operator()(void* p) const { ::operator delete(p, std::align_val_t{64}); }
 };
 
-/// Vectors per tile for output channel groups of COg channels: as many as the policy's tile has,
-/// fewer when a group has fewer channels (a 16-channel group in a 64-channel tile would compute
-/// three vectors of zeros).
+/// Whether a tile of V vectors is compiled for policy P: the policy's own and, below it, half of it
+/// or (for a tile of at most two vectors) every width. Each width is a copy of every kernel (a
+/// quarter of a convolution's compile time per width); 4 and 2 on AVX-512 cover 16- and 32-channel
+/// layers without wasting half the tile, and 48 channels waste a quarter.
+template <class P>
+constexpr bool tile_width_compiled(index_t V) {
+  return V == P::vectors || (P::vectors <= 2 ? V >= 1 : V == P::vectors / 2);
+}
+
+/// Vectors per tile for output channel groups of COg channels: the narrowest compiled tile that
+/// holds them, else the policy's (a 16-channel group in a 64-channel tile would compute three
+/// vectors of zeros).
 template <class P>
 constexpr index_t tile_vectors(index_t COg) {
-  return std::clamp<index_t>((COg + P::lanes - 1) / P::lanes, 1, P::vectors);
+  const index_t need = std::clamp<index_t>((COg + P::lanes - 1) / P::lanes, 1, P::vectors);
+  for (index_t v = need; v <= P::vectors; ++v)
+    if (tile_width_compiled<P>(v)) return v;
+  return P::vectors;
 }
 
 /// G g for one column g (3 values) -> 6: the weight transform's 1-D step.

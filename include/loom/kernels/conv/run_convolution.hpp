@@ -11,7 +11,6 @@
 #include "convolution.hpp"
 #include "direct.hpp"
 #include "pack.hpp"
-#include "pointwise.hpp"
 #include "winograd.hpp"
 #include "policy.hpp"
 
@@ -71,14 +70,6 @@ struct weight_reader {
   value_type operator()(index_t ky, index_t kx, index_t c, index_t co) const {
     return base[ky * stride[0] + kx * stride[1] + c * stride[2] + co * stride[3]];
   }
-  /// Whether the view starts at index 0 in every dimension (not a box of a larger space).
-  bool at_origin() const {
-    bool at = true;
-    for (std::size_t d = 0; d < A::rank; ++d) at = at && origin_of(a->view, d) == 0;
-    return at;
-  }
-  /// A dense 1 x 1 layer's weights as the C x CO matrix the GEMM engine reads.
-  gemm_detail::matrix_ref<value_type> matrix() const { return {base, stride[2], stride[3]}; }
   /// Which of (ky, kx, c, co) variable V of the access is.
   template <class V>
   static constexpr std::size_t role = std::is_same_v<V, typename R::RY>   ? 0
@@ -186,20 +177,24 @@ void run_convolution(const Def& def) {
     const weight_reader<Def, std::remove_cvref_t<decltype(w)>> reader(&w, {s.KH, s.KW, s.Cg, s.CO});
     const nhwc<const T> src{iv.data(), iv.stride(0), iv.stride(1), iv.stride(2)};
     const nhwc<T> dst{ov.data(), ov.stride(0), ov.stride(1), ov.stride(2)};
+    // Only the kernels this definition's form can reach are compiled: depthwise, or dense
+    // (Winograd or direct, a run-time choice by the extents). A 1 x 1 layer takes the direct
+    // kernel, which reads the input in place as the GEMM engine would (no copy): the engine's
+    // instantiation was a fifth of this definition's compile time, and at one thread the direct
+    // kernel measured 2-10 % faster on 1 x 1 layers (docs/conv.md).
     auto go = [&](const auto& epi) {
-      if constexpr (!R::depthwise) {
-        if (runs_as_gemm(s, src, dst) && reader.at_origin()) {  // 1 x 1, stride 1: a GEMM on the tensors
-          run_as_gemm(s, src, reader.matrix(), dst, epi);
-          return;
-        }
+      if constexpr (R::depthwise) {
+        const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, false, true);
+        if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
+        else run_dense<P>(s, src, packed, dst, epi);  // one channel: a dense 1-channel layer
+      } else {
+        conv2d_params prm{};
+        prm.stride = {s.sh, s.sw}, prm.dilation = {s.dh, s.dw}, prm.groups = s.groups;
+        const bool winograd = packs_winograd(s.KH, s.KW, s.C, s.CO, prm) && s.template winograd_pays<T>();
+        const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, winograd, true);
+        if (winograd) run_winograd<P>(s, src, tile_vectors<P>(s.CO), packed.winograd_data(), dst, epi);
+        else run_dense<P>(s, src, packed, dst, epi);
       }
-      conv2d_params prm{};
-      prm.stride = {s.sh, s.sw}, prm.dilation = {s.dh, s.dw}, prm.groups = s.groups;
-      const bool winograd = !R::depthwise && packs_winograd(s.KH, s.KW, s.C, s.CO, prm) && s.template winograd_pays<T>();
-      const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, winograd, true);
-      if (winograd) run_winograd<P>(s, src, tile_vectors<P>(s.CO), packed.winograd_data(), dst, epi);
-      else if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
-      else run_dense<P>(s, src, packed, dst, epi);
     };
     if constexpr (CV::bare && !CV::accumulates) go(identity_epilogue{});
     else go(expression_epilogue<Def, State>{&d, st, s.OH, s.OW});

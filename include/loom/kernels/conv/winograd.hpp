@@ -186,7 +186,11 @@ template <class P, class Epi>
 void run_winograd(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, index_t vectors,
                   const typename P::value_type* u, const nhwc<typename P::value_type>& out, const Epi& epi) {
   [&]<index_t... V>(std::integer_sequence<index_t, V...>) {
-    ((vectors == V + 1 ? run_winograd_v<P, V + 1>(s, in, u, out, epi) : void()), ...);
+    ([&] {
+      if constexpr (tile_width_compiled<P>(V + 1)) {
+        if (vectors == V + 1) run_winograd_v<P, V + 1>(s, in, u, out, epi);
+      }
+    }(), ...);
   }(std::make_integer_sequence<index_t, P::vectors>{});
 }
 
