@@ -5,7 +5,10 @@
 // and to itself on 1 and 2 threads); operands in any layout (NCHW and OIHW tensors seen through
 // permuted views, strided, reversed and blocked views); an epilogue (bias + ReLU + a per-pixel
 // term) that checks its own contract; outputs overlapping the input or the weights; every
-// shape_error, naming the tensor, with nothing written.
+// shape_error, naming the tensor, with nothing written. Winograd F(4 x 4, 3 x 3): forced on random
+// 3 x 3 shapes (partial tiles, images smaller than a tile) within an error bound relative to the
+// case's largest output; the automatic choice, seen in the result's bits; its shape errors; and
+// its independence of the thread count.
 //
 // Few template instantiations on purpose (the file must compile quickly in CI): every operand is
 // a loom::TensorView<T, 4>, T is float or double, and there are two epilogues (none and one).
@@ -29,6 +32,7 @@ struct conv_case {
   index_t N = 1, H = 1, W = 1, C = 1, KH = 1, KW = 1, CO = 1, groups = 1;
   index_t sh = 1, sw = 1, dh = 1, dw = 1;
   index_t pt = 0, pl = 0, pb = 0, pr = 0;
+  loom::conv_algorithm algorithm = loom::conv_algorithm::automatic;
 
   index_t Cg() const { return C / groups; }
   index_t COg() const { return CO / groups; }
@@ -41,7 +45,7 @@ struct conv_case {
   /// Multiply-adds of the reference (its run time).
   double macs() const { return double(N) * double(OH()) * double(OW()) * double(CO) * double(KH * KW * Cg()); }
   loom::conv2d_params params() const {
-    return {.stride = {sh, sw}, .padding = {pt, pl, pb, pr}, .dilation = {dh, dw}, .groups = groups};
+    return {.stride = {sh, sw}, .padding = {pt, pl, pb, pr}, .dilation = {dh, dw}, .groups = groups, .algorithm = algorithm};
   }
   idx_t<4> in_ext() const { return {N, H, W, C}; }
   idx_t<4> w_ext() const { return {KH, KW, Cg(), CO}; }
@@ -49,7 +53,10 @@ struct conv_case {
   std::string describe() const {
     return lt::str("N = ", N, ", H = ", H, ", W = ", W, ", C = ", C, ", CO = ", CO, ", kernel ", KH, " x ", KW, ", groups ", groups,
                    ", stride (", sh, ", ", sw, "), dilation (", dh, ", ", dw, "), padding (top ", pt, ", left ", pl, ", bottom ", pb,
-                   ", right ", pr, ") -> OH = ", OH(), ", OW = ", OW());
+                   ", right ", pr, ") -> OH = ", OH(), ", OW = ", OW(),
+                   algorithm == loom::conv_algorithm::direct     ? ", algorithm direct"
+                   : algorithm == loom::conv_algorithm::winograd ? ", algorithm winograd"
+                                                                 : "");
   }
 };
 
@@ -690,4 +697,475 @@ TEST_CASE("conv2d: double, fixed shapes", "[conv][double]") {
   cs.N = 1, cs.H = 7, cs.W = 7, cs.C = 64, cs.CO = 64, cs.pt = cs.pl = cs.pb = cs.pr = 3;  // 1 x 1 with padding: zero rims
   check_case<double>(g, cs, false, false, false);
   check_case<double>(g, cs, false, true, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Winograd F(4 x 4, 3 x 3) (conv/winograd.hpp; docs/conv.md, "Winograd").
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// Winograd's error bound, absolute, as a fraction of max(1, the case's largest |output|):
+/// float 5e-5 (docs/conv.md measured 3e-6 to 1.4e-5 up to C = 512), double 1e-12.
+template <class T>
+constexpr double winograd_bound = std::is_same_v<T, float> ? 5e-5 : 1e-12;
+
+/// got against the reference: |got - ref| <= winograd_bound<T> x max(1, max |ref|) everywhere.
+template <class T>
+lt::result compare_winograd(const view4<T>& got, const std::vector<double>& ref) {
+  double scale = 1;
+  for (double v : ref) scale = std::max(scale, std::abs(v));
+  // compare's test is |got - ref| <= tol x max(floor, |ref|); with floor = scale >= |ref| that is
+  // tol x scale for every element.
+  lt::result r = lt::compare(got, ref, winograd_bound<T>, scale);
+  if (!r.ok) r.message += lt::str("; Winograd's bound: ", winograd_bound<T>, " x max(1, max |expected| = ", scale, ")");
+  return r;
+}
+
+using winograd_sizes = std::array<index_t, 10>;
+constexpr winograd_sizes winograd_extents{1, 2, 3, 4, 5, 7, 8, 9, 13, 17};  // partial tiles, less than a tile
+constexpr std::array<index_t, 8> winograd_channels{1, 2, 7, 16, 17, 33, 64, 70};
+
+template <std::size_t K>
+index_t pick_of(lt::rng_t& g, const std::array<index_t, K>& from) {
+  return from[std::size_t(lt::uniform(g, 0, index_t(K) - 1))];
+}
+
+/// A 3 x 3, stride 1 case of H x W x C -> CO: random batch 1..3 and padding 0..2 per side
+/// (symmetric or not), redrawn until the output is not empty.
+conv_case winograd_shape(lt::rng_t& g, index_t H, index_t W, index_t C, index_t CO) {
+  conv_case cs;
+  cs.H = H, cs.W = W, cs.C = C, cs.CO = CO, cs.KH = cs.KW = 3;
+  do {
+    cs.N = lt::uniform(g, 1, 3);
+    if (lt::coin(g)) {
+      cs.pt = cs.pb = lt::uniform(g, 0, 2);
+      cs.pl = cs.pr = lt::uniform(g, 0, 2);
+    } else {
+      cs.pt = lt::uniform(g, 0, 2), cs.pl = lt::uniform(g, 0, 2), cs.pb = lt::uniform(g, 0, 2), cs.pr = lt::uniform(g, 0, 2);
+    }
+  } while (cs.OH() < 1 || cs.OW() < 1);
+  return cs;
+}
+
+/// One case under conv_algorithm::winograd end to end (check_case with Winograd's bound).
+template <class T>
+void check_winograd_case(lt::rng_t& g, conv_case cs, bool any_layout, bool packed, bool with_epilogue) {
+  cs.algorithm = loom::conv_algorithm::winograd;
+  auto d = make_data<T>(g, cs, any_layout);
+  epilogue_state<T> es(g, cs, lt::coin(g) ? 0.25 : 0.0);
+  const bias_relu<T> epi = es.epilogue();
+  if (with_epilogue) es.apply(d.ref);
+  run_conv(d, packed, with_epilogue ? &epi : nullptr);
+  INFO(d.info << (packed ? "; weights packed first" : "; weights unpacked")
+              << (with_epilogue ? lt::str("; epilogue bias + ReLU + ", es.pixel_step, " x (pixel % 5)") : std::string()));
+  const lt::result r = compare_winograd(d.out.view, d.ref);
+  INFO(r.message);
+  REQUIRE(r.ok);
+  const lt::result u = d.out.untouched();
+  INFO(u.message);
+  REQUIRE(u.ok);
+  REQUIRE(es.violations.load() == 0);
+}
+
+constexpr double winograd_max_macs = 3e6;
+
+/// Every pair of channel counts, random spatial shapes; packed or not and the epilogue or not
+/// alternate over the grid (both ways for every C and every CO), flipped by the seed.
+template <class T>
+void winograd_channel_grid(const char* key) {
+  auto g = lt::make_rng(key);
+  const bool flip_packed = lt::coin(g), flip_epilogue = lt::coin(g);
+  for (std::size_t ci = 0; ci < winograd_channels.size(); ++ci)
+    for (std::size_t oi = 0; oi < winograd_channels.size(); ++oi) {
+      conv_case cs;
+      do {
+        cs = winograd_shape(g, pick_of(g, winograd_extents), pick_of(g, winograd_extents), winograd_channels[ci], winograd_channels[oi]);
+      } while (cs.macs() > winograd_max_macs);
+      const bool packed = ((ci + oi) % 2 == 1) != flip_packed, with_epilogue = ((ci / 2 + oi) % 2 == 1) != flip_epilogue;
+      check_winograd_case<T>(g, cs, (ci * 8 + oi) % 5 == 4, packed, with_epilogue);
+    }
+}
+
+/// Every H x W of winograd_extents, random channels (and batch, padding).
+template <class T>
+void winograd_extent_grid(const char* key) {
+  auto g = lt::make_rng(key);
+  int n = 0;
+  for (index_t H : winograd_extents)
+    for (index_t W : winograd_extents) {
+      conv_case cs;
+      do {
+        cs = winograd_shape(g, H, W, pick_of(g, winograd_channels), pick_of(g, winograd_channels));
+      } while (cs.macs() > winograd_max_macs / 2);
+      check_winograd_case<T>(g, cs, n % 7 == 3, n % 2 == 0, n % 3 == 1);
+      ++n;
+    }
+}
+
+}  // namespace
+
+TEST_CASE("conv2d: Winograd forced on random 3 x 3 stride-1 shapes, within its error bound", "[conv][winograd]") {
+  winograd_channel_grid<float>("conv winograd channels float");
+  winograd_channel_grid<double>("conv winograd channels double");
+  winograd_extent_grid<float>("conv winograd extents float");
+  winograd_extent_grid<double>("conv winograd extents double");
+}
+
+namespace {
+
+template <class T>
+using packed_weights_t = decltype(loom::pack_conv2d_weights(std::declval<const view4<T>&>()));
+
+/// Whether a case applies to Winograd at all (a 3 x 3 window, stride 1, dilation 1, one group).
+bool winograd_applies(const conv_case& cs) {
+  return cs.KH == 3 && cs.KW == 3 && cs.sh == 1 && cs.sw == 1 && cs.dh == 1 && cs.dw == 1 && cs.groups == 1;
+}
+
+/// The automatic choice as docs/conv.md states it: Winograd where it applies, with C and CO >= 16,
+/// and >= 16 output tiles in the batch or transformed weights (36 C CO values) of at most 2 MiB.
+template <class T>
+bool expect_winograd(const conv_case& cs) {
+  const index_t tiles = cs.N * ((cs.OH() + 3) / 4) * ((cs.OW() + 3) / 4);
+  return winograd_applies(cs) && cs.C >= 16 && cs.CO >= 16 &&
+         (tiles >= 16 || 36.0 * double(cs.C) * double(cs.CO) * double(sizeof(T)) <= 2.0 * 1024 * 1024);
+}
+
+/// d (algorithm automatic, reference without the epilogue yet) through conv2d with unpacked
+/// weights and with pw (packed from d's weights under automatic): both match the reference and
+/// have the bits of the algorithm docs/conv.md says is chosen (the unpacked call forced to it).
+/// pw called with conv_algorithm::direct (and winograd, where it holds that layout) gives the bits
+/// of that algorithm too.
+template <class T>
+void check_automatic(lt::rng_t& g, conv_data<T>& d, const packed_weights_t<T>& pw, bool with_epilogue) {
+  const conv_case& cs = d.cs;
+  REQUIRE(cs.algorithm == loom::conv_algorithm::automatic);
+  epilogue_state<T> es(g, cs, 0.25);
+  const bias_relu<T> epi = es.epilogue();
+  if (with_epilogue) es.apply(d.ref);
+  const bool wino = expect_winograd<T>(cs);
+  INFO(d.info << "; automatic, expected " << (wino ? "Winograd" : "direct") << (with_epilogue ? "; with the epilogue" : "")
+              << "; the packed weights hold " << (pw.winograd() ? "both layouts" : "the direct layout"));
+  const auto call = [&](view4<T>& out, const auto& w, loom::conv_algorithm a) {
+    loom::conv2d_params p = cs.params();
+    p.algorithm = a;
+    if (with_epilogue) loom::conv2d(out, d.in.view, w, p, epi);
+    else loom::conv2d(out, d.in.view, w, p);
+  };
+  loom::Tensor<T, 4> direct_t(cs.out_ext()), wino_t(cs.out_ext()), packed_t(cs.out_ext()), other_t(cs.out_ext());
+  view4<T> direct_v = direct_t.view(), wino_v = wino_t.view(), packed_v = packed_t.view(), other_v = other_t.view();
+  call(d.out.view, d.w.view, loom::conv_algorithm::automatic);
+  call(packed_v, pw, loom::conv_algorithm::automatic);
+  call(direct_v, d.w.view, loom::conv_algorithm::direct);
+  if (winograd_applies(cs)) {
+    call(wino_v, d.w.view, loom::conv_algorithm::winograd);
+    // Otherwise equal bits would not tell which one ran.
+    INFO("forced direct and forced Winograd give the same bits: the case cannot tell them apart");
+    REQUIRE(!lt::compare_bits(direct_v, wino_v).ok);
+  }
+  lt::result r = compare_winograd(d.out.view, d.ref);
+  INFO("unpacked: " << r.message);
+  REQUIRE(r.ok);
+  r = compare_winograd(packed_v, d.ref);
+  INFO("packed: " << r.message);
+  REQUIRE(r.ok);
+  const view4<T>& chosen = wino ? wino_v : direct_v;
+  r = lt::compare_bits(d.out.view, chosen);
+  INFO("unpacked automatic vs forced " << (wino ? "Winograd" : "direct") << ": " << r.message);
+  REQUIRE(r.ok);
+  r = lt::compare_bits(packed_v, chosen);
+  INFO("packed automatic vs forced " << (wino ? "Winograd" : "direct") << ": " << r.message);
+  REQUIRE(r.ok);
+  call(other_v, pw, loom::conv_algorithm::direct);
+  r = lt::compare_bits(other_v, direct_v);
+  INFO("packed weights called with conv_algorithm::direct vs the unpacked direct call: " << r.message);
+  REQUIRE(r.ok);
+  if (pw.winograd()) {
+    call(other_v, pw, loom::conv_algorithm::winograd);
+    r = lt::compare_bits(other_v, wino_v);
+    INFO("packed weights called with conv_algorithm::winograd vs the unpacked Winograd call: " << r.message);
+    REQUIRE(r.ok);
+  }
+  REQUIRE(d.out.untouched().ok);
+  REQUIRE(es.violations.load() == 0);
+}
+
+/// check_automatic for one shape, its weights packed for it.
+template <class T>
+void automatic_case(lt::rng_t& g, const conv_case& cs, bool with_epilogue) {
+  auto d = make_data<T>(g, cs, false);
+  const auto pw = loom::pack_conv2d_weights(d.w.view, cs.params());
+  INFO(d.info);
+  CHECK(pw.winograd() == (winograd_applies(cs) && cs.C >= 16 && cs.CO >= 16));
+  check_automatic(g, d, pw, with_epilogue);
+}
+
+conv_case shape3x3(index_t N, index_t H, index_t W, index_t C, index_t CO, index_t pad) {
+  conv_case cs;
+  cs.N = N, cs.H = H, cs.W = W, cs.C = C, cs.CO = CO, cs.KH = cs.KW = 3, cs.pt = cs.pl = cs.pb = cs.pr = pad;
+  return cs;
+}
+
+/// Weights packed under `packed_for` (3 x 3, stride 1: both layouts) and called for cs, whose
+/// parameters differ (stride, dilation, padding, algorithm): the reference, and the bits of the
+/// unpacked call under cs's parameters.
+template <class T>
+void reuse_case(lt::rng_t& g, const conv_case& cs, const loom::conv2d_params& packed_for) {
+  auto d = make_data<T>(g, cs, false);
+  const auto pw = loom::pack_conv2d_weights(d.w.view, packed_for);
+  REQUIRE(pw.winograd());
+  loom::Tensor<T, 4> u_t(cs.out_ext());
+  view4<T> u = u_t.view();
+  loom::conv2d(d.out.view, d.in.view, pw, cs.params());
+  loom::conv2d(u, d.in.view, d.w.view, cs.params());
+  INFO(d.info << "; weights packed for stride 1, dilation 1 (both layouts), called with these parameters");
+  lt::result r = lt::compare(d.out.view, d.ref, conv_tolerance<T>(cs));
+  INFO(r.message);
+  CHECK(r.ok);
+  r = lt::compare_bits(d.out.view, u);
+  INFO("packed vs unpacked: " << r.message);
+  CHECK(r.ok);
+  REQUIRE(d.out.untouched().ok);
+}
+
+struct pack_case {
+  const char* what;
+  idx_t<4> w_ext;
+  loom::conv2d_params p;
+  bool winograd;  // whether the packed weights hold the Winograd layout
+};
+
+template <class T>
+void check_pack_layouts() {
+  const auto direct = loom::conv_algorithm::direct, winograd = loom::conv_algorithm::winograd;
+  const std::vector<pack_case> cases = {
+      {"3 x 3, C = CO = 16", {3, 3, 16, 16}, {.padding = 1}, true},
+      {"3 x 3, C = 64, CO = 70", {3, 3, 64, 70}, {.padding = 1}, true},
+      {"3 x 3, C = 17, CO = 128, no padding", {3, 3, 17, 128}, {}, true},
+      {"C = 8", {3, 3, 8, 32}, {.padding = 1}, false},
+      {"C = 15", {3, 3, 15, 64}, {.padding = 1}, false},
+      {"CO = 8", {3, 3, 32, 8}, {.padding = 1}, false},
+      {"stride 2", {3, 3, 32, 32}, {.stride = {2, 2}, .padding = 1}, false},
+      {"stride (1, 2)", {3, 3, 32, 32}, {.stride = {1, 2}, .padding = 1}, false},
+      {"dilation 2", {3, 3, 32, 32}, {.padding = 1, .dilation = {2, 2}}, false},
+      {"dilation (2, 1)", {3, 3, 32, 32}, {.padding = 1, .dilation = {2, 1}}, false},
+      {"groups 2", {3, 3, 16, 32}, {.padding = 1, .groups = 2}, false},
+      {"5 x 5", {5, 5, 32, 32}, {.padding = 1}, false},
+      {"1 x 3", {1, 3, 32, 32}, {.padding = 1}, false},
+      {"3 x 3, C = CO = 32, algorithm direct", {3, 3, 32, 32}, {.padding = 1, .algorithm = direct}, false},
+      {"3 x 3, C = 8, CO = 4, algorithm winograd", {3, 3, 8, 4}, {.padding = 1, .algorithm = winograd}, true},
+  };
+  for (const pack_case& pc : cases) {
+    INFO(lt::type_name<T>() << " weights " << lt::to_string(pc.w_ext) << ": " << pc.what);
+    loom::Tensor<T, 4> w_t(pc.w_ext, "w");
+    const view4<T> w = w_t.view();
+    lt::fill(w, 0.5);
+    const auto pw = loom::pack_conv2d_weights(w, pc.p);
+    CHECK(pw.winograd() == pc.winograd);
+    CHECK((pw.winograd_data() != nullptr) == pc.winograd);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conv2d: the automatic choice of Winograd, seen in the result's bits", "[conv][winograd]") {
+  check_pack_layouts<float>();
+  check_pack_layouts<double>();
+  auto g = lt::make_rng("conv winograd automatic");
+  // automatic_case(g, shape, with the epilogue); the comments say what automatic must choose.
+  // Float: 36 C CO x 4 bytes <= 2 MiB up to C CO = 14563. C = CO = 128 (2.4 MB) needs >= 16 tiles.
+  // (4 x 7 x 7, 16 tiles: Winograd, is the shared packed weights' large image below.)
+  automatic_case<float>(g, shape3x3(1, 7, 7, 128, 128, 1), false);    // 4 tiles: direct
+  automatic_case<float>(g, shape3x3(15, 1, 1, 128, 128, 1), true);    // 15 one-pixel tiles: direct
+  automatic_case<float>(g, shape3x3(16, 1, 1, 128, 128, 1), false);   // 16: Winograd
+  automatic_case<float>(g, shape3x3(3, 1, 17, 128, 128, 1), false);   // 3 x 5 partial tiles: direct
+  automatic_case<float>(g, shape3x3(4, 1, 15, 128, 128, 1), true);    // 4 x 4: Winograd
+  automatic_case<float>(g, shape3x3(1, 1, 1, 120, 120, 1), true);     // 2.07 MB <= 2 MiB: Winograd on one tile
+  automatic_case<float>(g, shape3x3(1, 1, 1, 120, 128, 1), false);    // 2.21 MB: direct
+  automatic_case<float>(g, shape3x3(1, 1, 1, 16, 16, 1), true);       // small weights: Winograd on one pixel
+  automatic_case<float>(g, shape3x3(2, 9, 13, 16, 70, 1), false);     // Winograd
+  automatic_case<float>(g, shape3x3(1, 17, 17, 8, 32, 1), true);      // C = 8: direct
+  automatic_case<float>(g, shape3x3(1, 17, 17, 16, 15, 1), false);    // CO = 15: direct
+  automatic_case<float>(g, shape3x3(1, 17, 17, 15, 16, 1), false);    // C = 15: direct
+  {
+    conv_case cs = shape3x3(1, 17, 17, 32, 32, 1);
+    cs.sh = cs.sw = 2;  // direct: stride 2, dilation 2, groups 2, 5 x 5, 3 x 1
+    automatic_case<float>(g, cs, true);
+    cs.sh = cs.sw = 1, cs.dh = cs.dw = 2;
+    automatic_case<float>(g, cs, false);
+    cs.dh = cs.dw = 1, cs.groups = 2;
+    automatic_case<float>(g, cs, true);
+    cs.groups = 1, cs.KH = cs.KW = 5;
+    automatic_case<float>(g, cs, false);
+    cs.KH = 3, cs.KW = 1;
+    automatic_case<float>(g, cs, true);
+  }
+  // Double: 36 C CO x 8 bytes <= 2 MiB up to C CO = 7281.
+  automatic_case<double>(g, shape3x3(1, 7, 7, 96, 96, 1), true);     // 4 tiles, 2.65 MB: direct
+  automatic_case<double>(g, shape3x3(16, 1, 1, 96, 96, 1), false);   // 16 tiles: Winograd
+  automatic_case<double>(g, shape3x3(1, 1, 1, 85, 85, 1), true);     // 2.08 MB: Winograd
+  automatic_case<double>(g, shape3x3(1, 1, 1, 85, 86, 1), false);    // 2.11 MB: direct
+  automatic_case<double>(g, shape3x3(3, 5, 6, 17, 33, 2), true);     // Winograd
+  automatic_case<double>(g, shape3x3(2, 9, 9, 7, 64, 1), false);     // C = 7: direct
+
+  // One set of packed weights with both layouts (float, C = CO = 128): Winograd on a large
+  // image, direct on a one-pixel image.
+  {
+    const conv_case big = shape3x3(4, 7, 7, 128, 128, 1), pixel = shape3x3(1, 1, 1, 128, 128, 1);
+    REQUIRE(expect_winograd<float>(big));
+    REQUIRE(!expect_winograd<float>(pixel));
+    auto db = make_data<float>(g, big, false);
+    auto dp = make_data<float>(g, pixel, true);
+    for (index_t ky = 0; ky < 3; ++ky)  // the same weights in both
+      for (index_t kx = 0; kx < 3; ++kx)
+        for (index_t c = 0; c < 128; ++c)
+          for (index_t co = 0; co < 128; ++co) dp.w.view(ky, kx, c, co) = db.w.view(ky, kx, c, co);
+    dp.ref = reference(pixel, dp.in.view, dp.w.view);
+    const auto pw = loom::pack_conv2d_weights(db.w.view, {.padding = 1});
+    REQUIRE(pw.winograd());
+    check_automatic(g, db, pw, true);
+    check_automatic(g, dp, pw, false);
+  }
+
+  // Weights packed with both layouts for a 3 x 3 stride-1 layer, called with a stride, a
+  // dilation or conv_algorithm::direct: the direct kernel runs (Winograd does not apply, or was
+  // not asked for).
+  {
+    const loom::conv2d_params packed_for{.padding = 1};
+    conv_case cs = shape3x3(2, 9, 9, 32, 32, 1);
+    cs.sh = cs.sw = 2;
+    reuse_case<float>(g, cs, packed_for);
+    cs.sh = 1, cs.sw = 2;
+    reuse_case<float>(g, cs, packed_for);
+    cs.sw = 1, cs.dh = cs.dw = 2, cs.pt = cs.pl = cs.pb = cs.pr = 2;
+    reuse_case<float>(g, cs, packed_for);
+    cs.dh = cs.dw = 1, cs.pt = cs.pl = cs.pb = cs.pr = 1, cs.algorithm = loom::conv_algorithm::direct;
+    reuse_case<float>(g, cs, packed_for);
+    cs = shape3x3(2, 9, 9, 17, 33, 1);
+    cs.sh = cs.sw = 2;
+    reuse_case<double>(g, cs, packed_for);
+  }
+}
+
+TEST_CASE("conv2d: conv_algorithm::winograd where it does not apply, or with weights not packed for it, throws; nothing written",
+          "[conv][winograd][errors]") {
+  // in: 1 x 6 x 5 x 4.
+  loom::Tensor<float, 4> in_t("in", 1, 6, 5, 4);
+  const view4<float> in = in_t.view();
+  lt::fill(in, 1.f);
+  const auto winograd = loom::conv_algorithm::winograd;
+  const std::vector<bad_case> cases = {
+      {"a 5 x 5 window", {.padding = 1, .algorithm = winograd}, {5, 5, 4, 8}, {1, 4, 3, 8}, {"conv_algorithm::winograd", "5 x 5"}},
+      {"a 3 x 1 window", {.algorithm = winograd}, {3, 1, 4, 8}, {1, 4, 5, 8}, {"conv_algorithm::winograd", "3 x 1"}},
+      {"stride 2", {.stride = {2, 2}, .algorithm = winograd}, {3, 3, 4, 8}, {1, 2, 2, 8}, {"conv_algorithm::winograd", "stride (2, 2)"}},
+      {"stride (1, 2)", {.stride = {1, 2}, .algorithm = winograd}, {3, 3, 4, 8}, {1, 4, 2, 8}, {"conv_algorithm::winograd", "stride (1, 2)"}},
+      {"dilation 2", {.dilation = {2, 2}, .algorithm = winograd}, {3, 3, 4, 8}, {1, 2, 1, 8},
+       {"conv_algorithm::winograd", "dilation (2, 2)"}},
+      {"groups 2", {.groups = 2, .algorithm = winograd}, {3, 3, 2, 8}, {1, 4, 3, 8}, {"conv_algorithm::winograd", "groups 2"}},
+  };
+  for (const bad_case& bc : cases) {
+    INFO(bc.what);
+    loom::Tensor<float, 4> w_t(bc.w_ext, "w"), out_t(bc.out_ext, "out");
+    const view4<float> w = w_t.view();
+    view4<float> out = out_t.view();
+    lt::fill(w, 0.5f);
+    lt::fill(out, 42.f);
+    const std::string m = shape_message([&] { loom::conv2d(out, in, w, bc.p); });
+    INFO("message: " << m);
+    CHECK_THAT(m, Catch::Contains("loom::conv2d"));
+    for (const std::string& s : bc.says) CHECK_THAT(m, Catch::Contains(s));
+    CHECK(all_equal(out, 42.f));
+    // Packing for Winograd refuses the same parameters.
+    const std::string mp = shape_message([&] { (void)loom::pack_conv2d_weights(w, bc.p); });
+    INFO("packing: " << mp);
+    CHECK_THAT(mp, Catch::Contains("loom::conv2d") && Catch::Contains("conv_algorithm::winograd"));
+    // Weights packed under automatic, then called with conv_algorithm::winograd.
+    loom::conv2d_params automatic = bc.p;
+    automatic.algorithm = loom::conv_algorithm::automatic;
+    const auto pw = loom::pack_conv2d_weights(w, automatic);
+    const std::string mc = shape_message([&] { loom::conv2d(out, in, pw, bc.p); });
+    INFO("packed under automatic, called with winograd: " << mc);
+    CHECK_THAT(mc, Catch::Contains("loom::conv2d"));
+    for (const std::string& s : bc.says) CHECK_THAT(mc, Catch::Contains(s));
+    CHECK(all_equal(out, 42.f));
+  }
+
+  // Weights packed without the Winograd layout (conv_algorithm::direct, or automatic with C < 16),
+  // called with conv_algorithm::winograd.
+  {
+    loom::Tensor<float, 4> in16_t("in", 1, 6, 5, 16), w_t("w", 3, 3, 16, 16), w4_t("w", 3, 3, 4, 16), out_t("out", 1, 4, 3, 16);
+    const view4<float> in16 = in16_t.view(), w = w_t.view(), w4 = w4_t.view();
+    view4<float> out = out_t.view();
+    lt::fill(in16, 1.f);
+    lt::fill(w, 0.5f);
+    lt::fill(w4, 0.5f);
+    lt::fill(out, 42.f);
+    const auto pw_direct = loom::pack_conv2d_weights(w, {.algorithm = loom::conv_algorithm::direct});
+    REQUIRE(!pw_direct.winograd());
+    std::string m = shape_message([&] { loom::conv2d(out, in16, pw_direct, {.algorithm = winograd}); });
+    INFO("packed with algorithm direct: " << m);
+    CHECK_THAT(m, Catch::Contains("loom::conv2d") && Catch::Contains("not packed for Winograd"));
+    CHECK(all_equal(out, 42.f));
+    const auto pw_small = loom::pack_conv2d_weights(w4);  // automatic, C = 4: the direct layout only
+    REQUIRE(!pw_small.winograd());
+    m = shape_message([&] { loom::conv2d(out, in, pw_small, {.algorithm = winograd}); });
+    INFO("packed under automatic with C = 4: " << m);
+    CHECK_THAT(m, Catch::Contains("not packed for Winograd"));
+    CHECK(all_equal(out, 42.f));
+    // The same weights packed under automatic (C = CO = 16: both layouts) run.
+    const auto pw = loom::pack_conv2d_weights(w);
+    REQUIRE(pw.winograd());
+    loom::conv2d(out, in16, pw, {.algorithm = winograd});
+    CHECK(!all_equal(out, 42.f));
+  }
+}
+
+TEST_CASE("conv2d: Winograd gives the same bits on 1 and 2 threads", "[conv][winograd][threads]") {
+  auto g = lt::make_rng("conv winograd threads");
+  const auto winograd = loom::conv_algorithm::winograd;
+  std::vector<conv_case> shapes;
+  {
+    conv_case cs = shape3x3(2, 13, 13, 33, 70, 1);  // several runs of tiles and blocks of channels
+    cs.algorithm = winograd;
+    shapes.push_back(cs);
+    cs = shape3x3(3, 5, 5, 17, 16, 0);  // runs spanning images; automatic takes Winograd
+    cs.pt = 1, cs.pl = 2, cs.pb = 2;
+    shapes.push_back(cs);
+    cs = shape3x3(1, 13, 9, 64, 7, 2);
+    cs.algorithm = winograd;
+    shapes.push_back(cs);
+  }
+  const auto run_threads = [&]<class T>(const conv_case& cs, T) {
+    for (int packed = 0; packed < 2; ++packed)
+      for (int with_epilogue = 0; with_epilogue < 2; ++with_epilogue) {
+        auto d = make_data<T>(g, cs, packed == 1 && with_epilogue == 1);
+        epilogue_state<T> es(g, cs, 0.25);
+        const bias_relu<T> epi = es.epilogue();
+        if (with_epilogue) es.apply(d.ref);
+        if (cs.algorithm == loom::conv_algorithm::automatic) REQUIRE(expect_winograd<T>(cs));
+        INFO(d.info << (packed ? "; packed" : "; unpacked") << (with_epilogue ? "; with the epilogue" : ""));
+        std::optional<loom::Tensor<T, 4>> first;
+        for (int threads : {1, 2}) {
+          lt::thread_scope ts(threads);
+          INFO("threads = " << threads);
+          run_conv(d, packed == 1, with_epilogue ? &epi : nullptr);
+          const lt::result r = compare_winograd(d.out.view, d.ref);
+          INFO(r.message);
+          REQUIRE(r.ok);
+          if (threads == 1) {
+            first.emplace(copy_of(d.out.view));
+          } else {
+            const lt::result b = lt::compare_bits(d.out.view, first->view());
+            INFO("2 threads vs 1: " << b.message);
+            REQUIRE(b.ok);
+          }
+        }
+        REQUIRE(d.out.untouched().ok);
+        REQUIRE(es.violations.load() == 0);
+      }
+  };
+  for (const conv_case& cs : shapes) {
+    run_threads(cs, 0.f);
+    run_threads(cs, 0.0);
+  }
 }

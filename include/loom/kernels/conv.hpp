@@ -86,7 +86,7 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
   if (!in_place_out) out_copy.emplace(s.N, s.OH, s.OW, s.CO);
   const nhwc<const T> src = in_place_in ? as_nhwc<const T>(in) : as_nhwc<const T>(in_copy->as_view());
   const nhwc<T> dst = in_place_out ? as_nhwc<T>(out) : as_nhwc<T>(out_copy->as_view());
-  if (pw.winograd() && algorithm != conv_algorithm::direct && (algorithm == conv_algorithm::winograd || s.template winograd_pays<T>()))
+  if (pw.winograd() && runs_winograd<T>(s, algorithm))
     run_winograd<P>(s, src, tile_vectors<P>(s.CO), pw.winograd_data(), dst, epi);
   else if (pw.depthwise()) run_depthwise<P>(s, src, pw, dst, epi);
   else run_dense<P>(s, src, pw, dst, epi);
@@ -155,7 +155,7 @@ void conv2d(OM&& out, const IM& in, const WM& w, const conv2d_params& p = {}, co
     }
   }
   // Packed before anything is written, so weights that overlap the output are read intact.
-  const bool winograd = conv_detail::packs_winograd(s.KH, s.KW, s.C, s.CO, p) && (p.algorithm == conv_algorithm::winograd || s.template winograd_pays<T>());
+  const bool winograd = conv_detail::runs_winograd<T>(s, p.algorithm);
   conv_detail::run_packed<P>(s, o, i, conv2d_packed_weights<P>::pack(wv, p.groups, winograd, true), epilogue, p.algorithm);
 }
 
@@ -170,7 +170,7 @@ void conv2d(OM&& out, const IM& in, const conv2d_packed_weights<P>& w, const con
   const conv2d_shape s = conv_detail::check(o, i, conv_detail::packed_shape<P>{w}, p);
   if (p.algorithm == conv_algorithm::winograd && !w.winograd())
     conv_detail::fail("conv_algorithm::winograd: the weights were not packed for Winograd (pack them with the same parameters)");
-  conv_detail::run_packed<P>(s, o, i, w, epilogue, conv_detail::winograd_applies(s.KH, s.KW, p) ? p.algorithm : conv_algorithm::direct);
+  conv_detail::run_packed<P>(s, o, i, w, epilogue, p.algorithm);
 }
 
 /// The convolution as plain loops (any layout; sums in the element type): a check for the others.

@@ -88,6 +88,16 @@ constexpr bool packs_winograd(index_t KH, index_t KW, index_t C, index_t CO, con
   return p.algorithm == conv_algorithm::winograd || (C >= 16 && CO >= 16);
 }
 
+/// The choice a call makes (weights packed for Winograd, or packed by the call): Winograd when
+/// asked for, or under automatic when it applies, both channel counts fill a vector and the
+/// shape pays for it (conv2d_shape::winograd_pays).
+template <class T>
+constexpr bool runs_winograd(const conv2d_shape& s, conv_algorithm algorithm) {
+  if (algorithm == conv_algorithm::direct || s.KH != 3 || s.KW != 3 || s.sh != 1 || s.sw != 1 || s.dh != 1 || s.dw != 1 || s.groups != 1)
+    return false;
+  return algorithm == conv_algorithm::winograd || (s.C >= 16 && s.CO >= 16 && s.template winograd_pays<T>());
+}
+
 [[noreturn]] LOOM_COLD inline void fail(const std::string& what) { throw shape_error("loom::conv2d: " + what); }
 
 /// Every check of the parameters and the operands' extents, before anything is read or written.

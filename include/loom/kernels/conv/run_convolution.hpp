@@ -188,9 +188,7 @@ void run_convolution(const Def& def) {
         if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
         else run_dense<P>(s, src, packed, dst, epi);  // one channel: a dense 1-channel layer
       } else {
-        conv2d_params prm{};
-        prm.stride = {s.sh, s.sw}, prm.dilation = {s.dh, s.dw}, prm.groups = s.groups;
-        const bool winograd = packs_winograd(s.KH, s.KW, s.C, s.CO, prm) && s.template winograd_pays<T>();
+        const bool winograd = runs_winograd<T>(s, conv_algorithm::automatic);
         const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, winograd, true);
         if (winograd) run_winograd<P>(s, src, tile_vectors<P>(s.CO), packed.winograd_data(), dst, epi);
         else run_dense<P>(s, src, packed, dst, epi);
