@@ -23,6 +23,7 @@
 #include "../../expr/definition.hpp"
 #include "../../expr/ops.hpp"
 #include "../../expr/reduce.hpp"
+#include "../../expr/scope.hpp"
 
 namespace loom::conv_detail {
 
@@ -138,12 +139,11 @@ struct convolution<Def, std::enable_if_t<Def::reductions::size == 1 && plain_acc
   };
   using ops = operands<Body>;
 
-  /// The epilogue reads only the output's variables.
+  /// The epilogue reads only the output's variables (not the reduction's: t(ry) outside the sum
+  /// has no value the engine could give it).
   static constexpr bool epilogue_ok = [] {
     bool ok = true;
-    meta::for_each_type<typename Def::rhs_type::vars>([&]<class V>(V*) {
-      ok = ok && (meta::contains<out_idx, V> || meta::contains<typename Red::vars, V>);
-    });
+    meta::for_each_type<vars_outside_reductions_t<typename Def::rhs_type>>([&]<class V>(V*) { ok = ok && meta::contains<out_idx, V>; });
     return ok;
   }();
   static constexpr bool bare = std::is_same_v<typename Def::rhs_type, Red>;

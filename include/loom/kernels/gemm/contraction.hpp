@@ -19,6 +19,7 @@
 #include "../../expr/definition.hpp"
 #include "../../expr/ops.hpp"
 #include "../../expr/reduce.hpp"
+#include "../../expr/scope.hpp"
 #include "../../lower/state.hpp"
 #include "epilogue.hpp"
 
@@ -73,12 +74,12 @@ struct contraction<Def, std::enable_if_t<Def::reductions::size == 1 && matrix_ac
     static constexpr bool ok = x_is_a || (indexed_by<Y, I, K> && indexed_by<X, K, J>);
   };
 
-  /// The epilogue reads only the output's variables (no other loops are left around the engine).
+  /// The epilogue reads only the output's variables (no other loops are left around the engine,
+  /// and the reduction's own variables have no value outside it).
   static constexpr bool epilogue_ok = [] {
-    using rest = typename Def::rhs_type::vars;  // includes the reduction's own variables
     bool ok = true;
-    meta::for_each_type<rest>([&]<class V>(V*) {
-      ok = ok && (std::is_same_v<V, I> || std::is_same_v<V, J> || meta::contains<typename Red::vars, V>);
+    meta::for_each_type<vars_outside_reductions_t<typename Def::rhs_type>>([&]<class V>(V*) {
+      ok = ok && (std::is_same_v<V, I> || std::is_same_v<V, J>);
     });
     return ok;
   }();
