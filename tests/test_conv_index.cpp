@@ -638,23 +638,8 @@ TEST_CASE("conv index: look-alikes that are not convolutions run as loop nests",
   }
 }
 
-TEST_CASE("conv index: an epilogue reading a tensor indexed by a reduction variable is not a convolution", "[conv][index][lookalike]") {
-  // `+ t(ry)` outside the sum: the epilogue reads a variable other than n, y, x, co, which
-  // convolution.hpp's form excludes. t holds one value throughout, so the result does not depend
-  // on which ry the read sees.
-  auto g = lt::make_rng("conv index epilogue ry");
-  for (int q = 0; q < 2; ++q) {
-    const shape k = random_shape(g, false, true, 13, 17);
-    auto d = make_data<float>(g, k, false);
-    const auto t = lt::make_buffer<float, 1>({k.KH}, lt::layout::row_major, "t");
-    lt::fill(t.view, 0.25f);
-    std::vector<double> ref = conv_reference(d, 0.0);
-    for (double& v : ref) v += 0.25;
-    const view1<float> tv = t.view;
-    const auto def = dense_padded(d.out.view, d.in.view, d.w.view, 0.f, k, [&](const auto& s) { return s + tv(ry); });
-    expect<lookalike_schedule>(def, d.out, ref, tol<float>(k), false, lt::str(d.info, "; sum(..) + t(ry)"));
-  }
-}
+// An epilogue reading a reduction variable outside its sum (`sum(..) + t(ry)`) no longer compiles:
+// tests/compile_fail/reduction_variable_outside_reduction.cpp.
 
 // ---- errors, schedules ----------------------------------------------------------------------
 

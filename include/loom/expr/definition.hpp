@@ -7,6 +7,7 @@
 
 #include "access.hpp"
 #include "reduce.hpp"
+#include "scope.hpp"
 
 namespace loom {
 
@@ -78,6 +79,9 @@ struct definition {
   static_assert(std::is_void_v<typename detail::first_where<typename Rhs::vars, vars, false>::type>,
                 "loom: a variable on the right side neither indexes the output nor is bound by a reduction "
                 "(the note below names it)");
+  static_assert(std::is_void_v<typename detail::first_where<vars_outside_reductions_t<Rhs>, pure_vars, false>::type>,
+                "loom: a reduction's variable is used outside its reduction, where it has no value (the note below "
+                "names it)");
 
   Lhs lhs;
   Rhs rhs;
