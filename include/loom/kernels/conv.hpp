@@ -38,11 +38,21 @@ namespace conv_detail {
 template <class V>
 using view_of = std::remove_cvref_t<decltype(std::declval<V&>().as_view())>;
 
+/// A tensor or a view (its rank is checked by check_ranks, so a wrong one is one loom message
+/// rather than a list of overload candidates).
 template <class V>
-concept rank4 = requires(V& v) {
-  v.as_view();
-  requires view_of<V>::rank == 4;
-};
+concept tensor_like = requires(V& v) { v.as_view(); };
+
+template <class O, class I, class W = void>
+constexpr bool check_ranks() {
+  static_assert(view_of<O>::rank == 4, "loom::conv2d: the output must be rank 4: (N, OH, OW, CO)");
+  static_assert(view_of<const I>::rank == 4,
+                "loom::conv2d: the input must be rank 4: (N, H, W, C), NHWC (or a view that sees another layout as NHWC)");
+  if constexpr (!std::is_void_v<W>)
+    static_assert(view_of<const W>::rank == 4, "loom::conv2d: the weights must be rank 4: (KH, KW, C / groups, CO), HWIO");
+  if constexpr (std::is_void_v<W>) return view_of<O>::rank == 4 && view_of<const I>::rank == 4;
+  else return view_of<O>::rank == 4 && view_of<const I>::rank == 4 && view_of<const W>::rank == 4;
+}
 
 /// The extents and name a packed set of weights stands for, as check() reads them from a view.
 template <class P>
@@ -111,12 +121,19 @@ constexpr void check_types() {
 template <class Policy, class T>
 using policy_or_default = std::conditional_t<std::is_void_v<Policy>, default_conv_policy<T>, Policy>;
 
+// The entry points' bodies, for operands of the right ranks (defined below them).
+template <class Policy, class OM, class IM, class WM, class Epi>
+void conv2d_checked(OM&& out, const IM& in, const WM& w, const conv2d_params& p, const Epi& epilogue);
+template <class OM, class IM, class P, class Epi>
+void conv2d_packed_checked(OM&& out, const IM& in, const conv2d_packed_weights<P>& w, const conv2d_params& p, const Epi& epilogue);
+
 }  // namespace conv_detail
 
 /// Packs w (KH x KW x C/groups x CO, float or double, any strides) once for conv2d calls with
 /// p.groups groups.
-template <class Policy = void, conv_detail::rank4 WM>
+template <class Policy = void, conv_detail::tensor_like WM>
 auto pack_conv2d_weights(const WM& w, const conv2d_params& p = {}) {
+  static_assert(conv_detail::view_of<const WM>::rank == 4, "loom::pack_conv2d_weights: the weights must be rank 4: (KH, KW, C / groups, CO), HWIO");
   using T = std::remove_const_t<typename conv_detail::view_of<const WM>::value_type>;
   using P = conv_detail::policy_or_default<Policy, T>;
   static_assert(ConvPolicy<P> && std::is_same_v<typename P::value_type, T>,
@@ -134,8 +151,15 @@ auto pack_conv2d_weights(const WM& w, const conv2d_params& p = {}) {
 }
 
 /// out = epilogue(convolution of in with weights w under p).
-template <class Policy = void, conv_detail::rank4 OM, conv_detail::rank4 IM, conv_detail::rank4 WM, class Epi = identity_epilogue>
+template <class Policy = void, conv_detail::tensor_like OM, conv_detail::tensor_like IM, conv_detail::tensor_like WM,
+          class Epi = identity_epilogue>
 void conv2d(OM&& out, const IM& in, const WM& w, const conv2d_params& p = {}, const Epi& epilogue = {}) {
+  if constexpr (conv_detail::check_ranks<OM, IM, WM>()) conv_detail::conv2d_checked<Policy>(std::forward<OM>(out), in, w, p, epilogue);
+}
+namespace conv_detail {
+/// conv2d on operands of the right ranks.
+template <class Policy, class OM, class IM, class WM, class Epi>
+void conv2d_checked(OM&& out, const IM& in, const WM& w, const conv2d_params& p, const Epi& epilogue) {
   using T = typename conv_detail::view_of<OM>::value_type;
   using P = conv_detail::policy_or_default<Policy, T>;
   conv_detail::check_types<P, OM, IM>();
@@ -158,10 +182,16 @@ void conv2d(OM&& out, const IM& in, const WM& w, const conv2d_params& p = {}, co
   const bool winograd = conv_detail::runs_winograd<T>(s, p.algorithm);
   conv_detail::run_packed<P>(s, o, i, conv2d_packed_weights<P>::pack(wv, p.groups, winograd, true), epilogue, p.algorithm);
 }
+}  // namespace conv_detail
 
 /// The same with weights packed once by pack_conv2d_weights (for the same groups).
-template <conv_detail::rank4 OM, conv_detail::rank4 IM, class P, class Epi = identity_epilogue>
+template <conv_detail::tensor_like OM, conv_detail::tensor_like IM, class P, class Epi = identity_epilogue>
 void conv2d(OM&& out, const IM& in, const conv2d_packed_weights<P>& w, const conv2d_params& p = {}, const Epi& epilogue = {}) {
+  if constexpr (conv_detail::check_ranks<OM, IM>()) conv_detail::conv2d_packed_checked(std::forward<OM>(out), in, w, p, epilogue);
+}
+namespace conv_detail {
+template <class OM, class IM, class P, class Epi>
+void conv2d_packed_checked(OM&& out, const IM& in, const conv2d_packed_weights<P>& w, const conv2d_params& p, const Epi& epilogue) {
   conv_detail::check_types<P, OM, IM>();
   const auto& o = out.as_view();
   const auto& i = in.as_view();
@@ -172,10 +202,12 @@ void conv2d(OM&& out, const IM& in, const conv2d_packed_weights<P>& w, const con
     conv_detail::fail("conv_algorithm::winograd: the weights were not packed for Winograd (pack them with the same parameters)");
   conv_detail::run_packed<P>(s, o, i, w, epilogue, p.algorithm);
 }
+}  // namespace conv_detail
 
 /// The convolution as plain loops (any layout; sums in the element type): a check for the others.
-template <conv_detail::rank4 OM, conv_detail::rank4 IM, conv_detail::rank4 WM, class Epi = identity_epilogue>
+template <conv_detail::tensor_like OM, conv_detail::tensor_like IM, conv_detail::tensor_like WM, class Epi = identity_epilogue>
 void conv2d_reference(OM&& out, const IM& in, const WM& w, const conv2d_params& p = {}, const Epi& epilogue = {}) {
+  static_assert(conv_detail::check_ranks<OM, IM, WM>());
   using T = typename conv_detail::view_of<OM>::value_type;
   conv_detail::check_types<default_conv_policy<T>, OM, IM>();
   const auto& o = out.as_view();
