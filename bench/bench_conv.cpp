@@ -1,0 +1,279 @@
+// bench/bench_conv.cpp — loom::conv2d (kernels/conv.hpp) on the layers of ResNet-50 and
+// MobileNet-v2, fp32, NHWC activations, HWIO weights, at 1 and 2 OpenMP threads.
+// bench/bench_conv_onednn.cpp runs the same layers in oneDNN 2.6; bench/run_conv.sh runs both and
+// prints the comparison.
+//
+//   layer               N  H x W      C -> CO   kernel  stride pad groups
+//   r3x3_64_56          1  56 x 56   64 -> 64   3 x 3   1      1   1       ResNet-50 conv2_x
+//   r3x3_128_28         1  28 x 28  128 -> 128  3 x 3   1      1   1       conv3_x
+//   r3x3_256_14         1  14 x 14  256 -> 256  3 x 3   1      1   1       conv4_x
+//   r3x3_512_7          1   7 x 7   512 -> 512  3 x 3   1      1   1       conv5_x
+//   r1x1_64_256_56      1  56 x 56   64 -> 256  1 x 1   1      0   1       conv2_x expansion
+//   r1x1s2_256_512_56   1  56 x 56  256 -> 512  1 x 1   2      0   1       conv3_1 projection
+//   stem7x7             1 224 x 224   3 -> 64   7 x 7   2      3   1       conv1
+//   dw32_112            1 112 x 112  32 -> 32   3 x 3   1      1   32      MobileNet-v2 depthwise
+//   dw96_112s2          1 112 x 112  96 -> 96   3 x 3   2      1   96
+//   dw144_56            1  56 x 56  144 -> 144  3 x 3   1      1   144
+//   dw576_14            1  14 x 14  576 -> 576  3 x 3   1      1   576
+//   r3x3_64_56_n8       8  56 x 56   64 -> 64   3 x 3   1      1   1       conv2_x at batch 8
+//
+//   conv/<layer>/loom            loom::conv2d(out, in, pw, params) with weights packed once by
+//                                loom::pack_conv2d_weights, outside the timed region, algorithm
+//                                automatic (loom's default: Winograd F(4 x 4, 3 x 3) where it applies
+//                                and pays, else direct; counter "winograd" says which ran)
+//   conv/<layer>/loom_direct     the same with conv_algorithm::direct   } on the layers Winograd
+//   conv/<layer>/loom_winograd   the same with conv_algorithm::winograd } applies to (3 x 3, stride 1)
+//   conv/<layer>/loom_unpacked   loom::conv2d(out, in, w, params) on the HWIO weights: each call
+//                                packs them (1 x 1 stride-1 layers: the GEMM engine on the tensors)
+//   conv/<layer>/naive           the plain loop (float sums; output channels innermost, so the
+//                                compiler vectorizes it; OpenMP over output rows): what no engine gives
+//
+// Names: conv/<layer>/<impl>/threads:<T>. Counters: "GFLOP/s" (nominal: 2 N OH OW CO KH KW C/groups,
+// padded taps included, as oneDNN and the papers count; Winograd's too, so it may pass the FMA
+// peak), "ms" (per run), "err" (the check's largest |got - want| / sum |in x w|). The input and
+// weights are fill_random in [-1, 1) (seeds 1 and 2); every implementation is checked once per
+// thread count, before it is timed, against a double-precision plain loop: |got - want| <=
+// rtol x sum |in x w| over the element's terms, rtol 3e-5 for direct sums (a float sum of K terms
+// in any order stays well inside it), 1e-3 where Winograd ran; a wrong result aborts the run.
+//
+// Run: bench/run_conv.sh, or bench_conv --benchmark_repetitions=5
+// --benchmark_report_aggregates_only=true [--benchmark_filter=^conv/r3x3_64_56/] and read the medians.
+
+#include "bench_common.hpp"
+
+#include <loom/kernels/conv.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using namespace loom_bench;
+using loom::index_t;
+
+// ---- the layers (the same table in bench_conv_onednn.cpp) ----
+struct Layer {
+  const char* name;
+  index_t N, H, W, C, CO, K, stride, pad, groups;
+  index_t OH() const { return (H + 2 * pad - K) / stride + 1; }
+  index_t OW() const { return (W + 2 * pad - K) / stride + 1; }
+  index_t Cg() const { return C / groups; }
+  index_t COg() const { return CO / groups; }
+  bool depthwise() const { return groups > 1; }
+  /// Nominal flops: 2 N OH OW CO KH KW C/groups, padded taps included.
+  double flops() const { return 2.0 * double(N) * double(OH()) * double(OW()) * double(CO) * double(K * K) * double(Cg()); }
+  loom::conv2d_params params(loom::conv_algorithm a = loom::conv_algorithm::automatic) const {
+    return {.stride = {stride, stride}, .padding = pad, .dilation = {1, 1}, .groups = groups, .algorithm = a};
+  }
+};
+
+constexpr Layer layers[] = {
+    {"r3x3_64_56", 1, 56, 56, 64, 64, 3, 1, 1, 1},
+    {"r3x3_128_28", 1, 28, 28, 128, 128, 3, 1, 1, 1},
+    {"r3x3_256_14", 1, 14, 14, 256, 256, 3, 1, 1, 1},
+    {"r3x3_512_7", 1, 7, 7, 512, 512, 3, 1, 1, 1},
+    {"r1x1_64_256_56", 1, 56, 56, 64, 256, 1, 1, 0, 1},
+    {"r1x1s2_256_512_56", 1, 56, 56, 256, 512, 1, 2, 0, 1},
+    {"stem7x7", 1, 224, 224, 3, 64, 7, 2, 3, 1},
+    {"dw32_112", 1, 112, 112, 32, 32, 3, 1, 1, 32},
+    {"dw96_112s2", 1, 112, 112, 96, 96, 3, 2, 1, 96},
+    {"dw144_56", 1, 56, 56, 144, 144, 3, 1, 1, 144},
+    {"dw576_14", 1, 14, 14, 576, 576, 3, 1, 1, 576},
+    {"r3x3_64_56_n8", 8, 56, 56, 64, 64, 3, 1, 1, 1},
+};
+
+/// The plain loop over NHWC in, HWIO w (unit channel stride, dense rows): out(n, oy, ox, co) in
+/// Acc, taps then input channels in order, output channels innermost. With Scale, also
+/// scale = sum |in x w| of each element's terms (the tolerance's scale).
+template <class Acc, bool Scale, class Out>
+void plain_conv(const Layer& l, const float* in, const float* w, Out* out, double* scale, bool parallel) {
+  const index_t OH = l.OH(), OW = l.OW(), Cg = l.Cg(), COg = l.COg(), CO = l.CO, C = l.C, K = l.K;
+  auto row = [&](index_t nr) {
+    const index_t n = nr / OH, oy = nr % OH;
+    std::vector<Acc> acc(static_cast<std::size_t>(COg));
+    std::vector<double> sc(Scale ? std::size_t(COg) : 0);
+    for (index_t ox = 0; ox < OW; ++ox)
+      for (index_t g = 0; g < l.groups; ++g) {
+        std::fill(acc.begin(), acc.end(), Acc(0));
+        std::fill(sc.begin(), sc.end(), 0.0);
+        for (index_t ky = 0; ky < K; ++ky) {
+          const index_t iy = oy * l.stride + ky - l.pad;
+          if (iy < 0 || iy >= l.H) continue;
+          for (index_t kx = 0; kx < K; ++kx) {
+            const index_t ix = ox * l.stride + kx - l.pad;
+            if (ix < 0 || ix >= l.W) continue;
+            const float* a = in + ((n * l.H + iy) * l.W + ix) * C + g * Cg;
+            const float* wk = w + (ky * K + kx) * Cg * CO + g * COg;
+            for (index_t c = 0; c < Cg; ++c) {
+              const Acc av = Acc(a[c]);
+              const float* wc = wk + c * CO;
+              Acc* ac = acc.data();
+#pragma omp simd
+              for (index_t j = 0; j < COg; ++j) ac[j] += av * Acc(wc[j]);
+              if constexpr (Scale)
+                for (index_t j = 0; j < COg; ++j) sc[std::size_t(j)] += std::abs(double(av) * double(wc[j]));
+            }
+          }
+        }
+        const index_t o = ((n * OH + oy) * OW + ox) * CO + g * COg;
+        for (index_t j = 0; j < COg; ++j) {
+          out[o + j] = Out(acc[std::size_t(j)]);
+          if constexpr (Scale) scale[o + j] = sc[std::size_t(j)];
+        }
+      }
+  };
+  const index_t rows = l.N * OH;
+  if (parallel) {
+#pragma omp parallel for schedule(static)
+    for (index_t nr = 0; nr < rows; ++nr) row(nr);
+  } else {
+    for (index_t nr = 0; nr < rows; ++nr) row(nr);
+  }
+}
+
+/// One layer's operands and the reference, made on first use.
+struct ConvData {
+  const Layer& l;
+  loom::Tensor<float, 4> in, w, out;
+  std::vector<double> ref, scale;
+  explicit ConvData(const Layer& layer)
+      : l(layer), in("in", l.N, l.H, l.W, l.C), w("w", l.K, l.K, l.Cg(), l.CO), out("out", l.N, l.OH(), l.OW(), l.CO) {
+    fill_random(in.data(), std::size_t(in.size()), 1u);
+    fill_random(w.data(), std::size_t(w.size()), 2u);
+    ref.resize(std::size_t(out.size()));
+    scale.resize(std::size_t(out.size()));
+    plain_conv<double, true>(l, in.data(), w.data(), ref.data(), scale.data(), true);
+  }
+};
+ConvData& data(const Layer& l) {
+  static std::map<std::string, std::unique_ptr<ConvData>> m;
+  auto& d = m[l.name];
+  if (!d) d = std::make_unique<ConvData>(l);
+  return *d;
+}
+
+using Packed = loom::conv2d_packed_weights<loom::default_conv_policy<float>>;
+
+/// The layer's weights packed by loom::pack_conv2d_weights under an algorithm, once.
+const Packed& packed(const Layer& l, loom::conv_algorithm a) {
+  static std::map<std::pair<std::string, int>, Packed> m;
+  const auto k = std::make_pair(std::string(l.name), int(a));
+  auto it = m.find(k);
+  if (it == m.end()) it = m.emplace(k, loom::pack_conv2d_weights(data(l).w, l.params(a))).first;
+  return it->second;
+}
+
+/// Whether loom runs Winograd F(4 x 4, 3 x 3) for this layer under algorithm a (the rule of
+/// kernels/conv/params.hpp, read from the library).
+bool runs_winograd(const Layer& l, loom::conv_algorithm a) {
+  auto& d = data(l);
+  const auto p = l.params(a);
+  const auto s = loom::conv_detail::check(d.out.as_view(), d.in.as_view(), d.w.as_view(), p);
+  return loom::conv_detail::runs_winograd<float>(s, a);
+}
+/// Whether Winograd applies to the layer at all (3 x 3, stride 1, one group).
+bool winograd_applies(const Layer& l) { return loom::conv_detail::winograd_applies(l.K, l.K, l.params()); }
+
+/// Tolerance, of sum |in x w|: float sums of the direct kernels (a sum of K terms in any order
+/// stays well inside it); Winograd's transforms lose more (docs/conv.md: about 8x).
+constexpr double rtol_direct = 3e-5, rtol_winograd = 1e-3;
+
+std::string key(const std::string& name, const benchmark::State& st) { return name + "/" + std::to_string(st.range(0)); }
+
+std::map<std::string, double>& errors() {
+  static std::map<std::string, double> m;
+  return m;
+}
+
+/// The check: the output against the reference; records the largest error relative to sum |in x w|.
+void check(const std::string& name, const benchmark::State& st, ConvData& d, double rtol) {
+  check_close(name, d.out.data(), d.ref.data(), d.ref.size(), rtol, 0.0, d.scale.data());
+  double worst = 0;
+  for (std::size_t q = 0; q < d.ref.size(); ++q)
+    if (d.scale[q] > 0) worst = std::max(worst, std::abs(double(d.out.data()[q]) - d.ref[q]) / d.scale[q]);
+  errors()[key(name, st)] = worst;
+}
+
+void set_counters(benchmark::State& st, const Layer& l, const std::string& name) {
+  set_flops(st, l.flops());
+  st.counters["ms"] = benchmark::Counter(double(st.iterations()) / 1e3, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  st.counters["err"] = benchmark::Counter(errors()[key(name, st)]);
+}
+
+/// loom::conv2d under algorithm a: with the weights packed once (outside the timed region), or
+/// with the raw weights (packed by each call; 1 x 1 stride-1 layers run on the GEMM engine).
+void loom_conv(benchmark::State& st, const Layer& l, loom::conv_algorithm a, bool prepacked, const std::string& name) {
+  use_threads(st);
+  auto& d = data(l);
+  const loom::conv2d_params p = l.params(a);
+  const Packed* pw = prepacked ? &packed(l, a) : nullptr;
+  const bool wino = runs_winograd(l, a);
+  auto once = [&] {
+    if (prepacked) loom::conv2d(d.out, d.in, *pw, p);
+    else loom::conv2d(d.out, d.in, d.w, p);
+  };
+  check_once(key(name, st), [&] {
+    std::fill(d.out.begin(), d.out.end(), std::numeric_limits<float>::quiet_NaN());
+    once();
+    check(name, st, d, wino ? rtol_winograd : rtol_direct);
+  });
+  for (auto _ : st) {
+    once();
+    touch(d.out.data());
+  }
+  set_counters(st, l, name);
+  st.counters["winograd"] = benchmark::Counter(wino ? 1.0 : 0.0);
+}
+
+void naive_conv(benchmark::State& st, const Layer& l, const std::string& name) {
+  use_threads(st);
+  auto& d = data(l);
+  check_once(key(name, st), [&] {
+    std::fill(d.out.begin(), d.out.end(), std::numeric_limits<float>::quiet_NaN());
+    plain_conv<float, false>(l, d.in.data(), d.w.data(), d.out.data(), nullptr, true);
+    check(name, st, d, rtol_direct);
+  });
+  for (auto _ : st) {
+    plain_conv<float, false>(l, d.in.data(), d.w.data(), d.out.data(), nullptr, true);
+    touch(d.out.data());
+  }
+  set_counters(st, l, name);
+}
+
+template <class F>
+void reg(const std::string& name, F&& f) {
+  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))->Apply(thread_args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const Layer& l : layers) {
+    const std::string base = std::string("conv/") + l.name;
+    using loom::conv_algorithm;
+    reg(base + "/loom", [&l, base](benchmark::State& st) { loom_conv(st, l, conv_algorithm::automatic, true, base + "/loom"); });
+    if (winograd_applies(l)) {
+      reg(base + "/loom_direct",
+          [&l, base](benchmark::State& st) { loom_conv(st, l, conv_algorithm::direct, true, base + "/loom_direct"); });
+      reg(base + "/loom_winograd",
+          [&l, base](benchmark::State& st) { loom_conv(st, l, conv_algorithm::winograd, true, base + "/loom_winograd"); });
+    }
+    reg(base + "/loom_unpacked",
+        [&l, base](benchmark::State& st) { loom_conv(st, l, conv_algorithm::automatic, false, base + "/loom_unpacked"); });
+    reg(base + "/naive", [&l, base](benchmark::State& st) { naive_conv(st, l, base + "/naive"); });
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  using P = loom::default_conv_policy<float>;
+  benchmark::AddCustomContext("loom_simd_width_float", std::to_string(loom::simd::native_width<float>));
+  benchmark::AddCustomContext("loom_conv_tile", std::to_string(P::pixels) + " pixels x " + std::to_string(P::vectors) + " x " +
+                                                    std::to_string(P::lanes) + " channels");
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
