@@ -21,6 +21,10 @@
 #include "schedule/directives.hpp"  // split, tile, reorder, fuse, unroll, vectorize, parallel, tails, prefetch
 #include "schedule/specialize.hpp"  // specialize<Condition, Then, Else>: one of two schedules per run
 
+// The engines' policies before the run path: their static_asserts are then reported a short
+// include chain from the user's file (within the first 10 lines of g++'s output).
+#include "kernels/gemm/policy.hpp"  // loom::gemm_policy
+#include "kernels/conv/policy.hpp"  // loom::conv_policy
 #include "run.hpp"  // loom::run, loom::print_loop_nest
 
 #include "kernels/gemm.hpp"  // loom::gemm(C, A, B, alpha, beta): the packed, blocked GEMM engine
