@@ -22,6 +22,7 @@
 
 #include "../core/error.hpp"
 #include "../core/tensor.hpp"
+#include "../lower/run.hpp"  // detail::copy_view
 #include "conv/direct.hpp"
 #include "conv/pack.hpp"
 #include "conv/params.hpp"
@@ -65,15 +66,11 @@ struct packed_shape {
   std::string_view name() const { return "packed weights"; }
 };
 
-/// An NHWC tensor holding a copy of v (any strides), or nothing to copy when v already has unit
-/// channel stride.
+/// An NHWC tensor holding a copy of v (any strides).
 template <class T, class V>
 Tensor<T, 4> nhwc_copy(const V& v) {
   Tensor<T, 4> t(v.extent(0), v.extent(1), v.extent(2), v.extent(3));
-  for (index_t n = 0; n < v.extent(0); ++n)
-    for (index_t y = 0; y < v.extent(1); ++y)
-      for (index_t x = 0; x < v.extent(2); ++x)
-        for (index_t c = 0; c < v.extent(3); ++c) t(n, y, x, c) = v(n, y, x, c);
+  detail::copy_view(t.as_view(), v);
   return t;
 }
 
@@ -100,12 +97,7 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
     run_winograd<P>(s, src, tile_vectors<P>(s.CO), pw.winograd_data(), dst, epi);
   else if (pw.depthwise()) run_depthwise<P>(s, src, pw, dst, epi);
   else run_dense<P>(s, src, pw, dst, epi);
-  if (!in_place_out) {
-    for (index_t n = 0; n < s.N; ++n)
-      for (index_t y = 0; y < s.OH; ++y)
-        for (index_t x = 0; x < s.OW; ++x)
-          for (index_t c = 0; c < s.CO; ++c) out(n, y, x, c) = (*out_copy)(n, y, x, c);
-  }
+  if (!in_place_out) detail::copy_view(out, out_copy->as_view());
 }
 
 template <class P, class O, class I>
@@ -217,10 +209,7 @@ void conv2d_reference(OM&& out, const IM& in, const WM& w, const conv2d_params& 
   if (views_overlap(o, i) || views_overlap(o, wv)) {
     Tensor<T, 4> tmp(s.N, s.OH, s.OW, s.CO);
     conv_detail::reference(s, tmp.as_view(), i, wv, epilogue);
-    for (index_t n = 0; n < s.N; ++n)
-      for (index_t y = 0; y < s.OH; ++y)
-        for (index_t x = 0; x < s.OW; ++x)
-          for (index_t c = 0; c < s.CO; ++c) o(n, y, x, c) = tmp(n, y, x, c);
+    detail::copy_view(o, tmp.as_view());
     return;
   }
   conv_detail::reference(s, o, i, wv, epilogue);

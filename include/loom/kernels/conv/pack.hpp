@@ -52,13 +52,6 @@ constexpr index_t tile_vectors(index_t COg) {
   return P::vectors;
 }
 
-/// G g for one column g (3 values) -> 6: the weight transform's 1-D step.
-template <class T>
-constexpr std::array<T, 6> winograd_g(T g0, T g1, T g2) {
-  return {g0 / T(4), -(g0 + g1 + g2) / T(6), -(g0 - g1 + g2) / T(6), g0 / T(24) + g1 / T(12) + g2 / T(6),
-          g0 / T(24) - g1 / T(12) + g2 / T(6), g2};
-}
-
 /// The weights transformed and packed: for each block b of NR output channels, 36 matrices
 /// C x NR (one per position xi of the 6 x 6 tile), U[((b * 36 + xi) * C + c) * NR + j].
 template <class P, class WR>
@@ -76,7 +69,7 @@ void winograd_pack(const WR& w, index_t C, index_t CO, index_t NR, typename P::v
           const index_t co = b * NR + j;
           g[std::size_t(k) * nr + std::size_t(j)] = co < CO ? double(w(k / 3, k % 3, c, co)) : 0.0;
         }
-      // G g (6 x 3) then (G g) G^T (6 x 6), the 1-D step of winograd_g on NR lanes at a time.
+      // G g (6 x 3) then (G g) G^T (6 x 6): step is G applied to 3 values, on NR lanes at a time.
       auto step = [&](const double* x0, const double* x1, const double* x2, double* out, std::size_t stride) {
         // Multiplications by the reciprocals (in double, within an ulp of the quotients): the
         // divisions made packing cost as much as the layer's products.

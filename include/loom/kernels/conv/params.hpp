@@ -50,22 +50,14 @@ struct conv2d_shape {
   index_t pt, pl;         // padding top, left (bottom and right only shape OH, OW)
   double pad_value = 0;   // what the padding holds (constant_exterior's value in index notation)
 
-  /// Input channel of (group g, channel c of the group); first output channel of group g.
-  constexpr index_t in_channel(index_t g, index_t c) const { return g * Cg + c; }
-  /// Multiply-adds, padded taps included (the nominal count benchmarks report as 2 x this).
-  constexpr double macs() const { return double(N) * OH * OW * CO * KH * KW * Cg; }
-  /// The automatic choice of Winograd for weights packed for it: enough 4 x 4 output tiles in the
-  /// batch (16) to reuse the transformed weights (36 x C x CO values, four times the direct ones,
-  /// streamed once per run of tiles), or weights small enough to stay near the core (2 MiB). On
-  /// Zen 5, 7 x 7 x 512 at batch 1 (4 tiles, 37 MB of weights) ran at 0.7x the direct kernel, at
-  /// batch 4 at 1.4x; 8 x 8 x 64 (4 tiles, 0.6 MB) at 2.1x (docs/conv.md).
+  /// Whether Winograd pays for this shape: enough 4 x 4 output tiles in the batch (16) to reuse
+  /// the transformed weights (36 x C x CO values, streamed once per run of tiles), or weights small
+  /// enough to stay near the core (2 MiB). Measurements: docs/tuning.md#winograd-choice.
   template <class T>
   constexpr bool winograd_pays() const {
     const index_t tiles = N * ((OH + 3) / 4) * ((OW + 3) / 4);
     return tiles >= 16 || 36.0 * double(C) * double(CO) * double(sizeof(T)) <= 2.0 * 1024 * 1024;
   }
-  /// Depthwise with one output channel per input channel: its own kernel.
-  constexpr bool depthwise() const { return groups == C && groups > 1 && Cg == 1 && COg == 1; }
 };
 
 namespace conv_detail {
@@ -81,6 +73,10 @@ constexpr index_t out_extent(index_t in, index_t pad_lo, index_t pad_hi, index_t
 constexpr bool winograd_applies(index_t KH, index_t KW, const conv2d_params& p) {
   return KH == 3 && KW == 3 && p.stride[0] == 1 && p.stride[1] == 1 && p.dilation[0] == 1 && p.dilation[1] == 1 && p.groups == 1;
 }
+/// The same for a convolution's derived shape.
+constexpr bool winograd_applies(const conv2d_shape& s) {
+  return s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.groups == 1;
+}
 /// Whether weights are worth packing for Winograd too: it applies, and is asked for or may be
 /// chosen (automatic, with both channel counts filling a vector).
 constexpr bool packs_winograd(index_t KH, index_t KW, index_t C, index_t CO, const conv2d_params& p) {
@@ -93,8 +89,7 @@ constexpr bool packs_winograd(index_t KH, index_t KW, index_t C, index_t CO, con
 /// shape pays for it (conv2d_shape::winograd_pays).
 template <class T>
 constexpr bool runs_winograd(const conv2d_shape& s, conv_algorithm algorithm) {
-  if (algorithm == conv_algorithm::direct || s.KH != 3 || s.KW != 3 || s.sh != 1 || s.sw != 1 || s.dh != 1 || s.dw != 1 || s.groups != 1)
-    return false;
+  if (algorithm == conv_algorithm::direct || !winograd_applies(s)) return false;
   return algorithm == conv_algorithm::winograd || (s.C >= 16 && s.CO >= 16 && s.template winograd_pays<T>());
 }
 

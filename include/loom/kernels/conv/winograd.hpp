@@ -27,11 +27,6 @@
 
 namespace loom::conv_detail {
 
-/// Whether a convolution can run as F(4 x 4, 3 x 3): a dense 3 x 3 window, stride 1, dilation 1.
-inline bool winograd_fits(const conv2d_shape& s) {
-  return s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.groups == 1;
-}
-
 /// B^T x for 6 values (scalars or vectors): the input transform's 1-D step.
 template <class B>
 LOOM_INLINE void winograd_bt(const B& x0, const B& x1, const B& x2, const B& x3, const B& x4, const B& x5, B* r) {
