@@ -47,6 +47,10 @@
 
 namespace loom_bench {
 
+/// A benchmark's name with its thread count (its one argument): the key of check_once and of
+/// per-run records.
+inline std::string key(const std::string& name, const benchmark::State& st) { return name + "/" + std::to_string(st.range(0)); }
+
 /// Thread counts every benchmark runs at (the machines have 2 cores).
 inline constexpr int thread_counts[] = {1, 2};
 

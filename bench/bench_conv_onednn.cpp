@@ -36,6 +36,7 @@
 // its own process per thread count (--benchmark_filter=^conv/.*/onednn[a-z_]*/threads:<T>).
 
 #include "bench_common.hpp"
+#include "conv_layers.hpp"
 
 #include <loom/core/tensor.hpp>
 
@@ -54,70 +55,6 @@ namespace {
 
 using namespace loom_bench;
 using loom::index_t;
-
-// ---- the layers, the reference and the check: as in bench_conv.cpp ----
-struct Layer {
-  const char* name;
-  index_t N, H, W, C, CO, K, stride, pad, groups;
-  index_t OH() const { return (H + 2 * pad - K) / stride + 1; }
-  index_t OW() const { return (W + 2 * pad - K) / stride + 1; }
-  index_t Cg() const { return C / groups; }
-  index_t COg() const { return CO / groups; }
-  bool depthwise() const { return groups > 1; }
-  /// Nominal flops: 2 N OH OW CO KH KW C/groups, padded taps included.
-  double flops() const { return 2.0 * double(N) * double(OH()) * double(OW()) * double(CO) * double(K * K) * double(Cg()); }
-};
-
-constexpr Layer layers[] = {
-    {"r3x3_64_56", 1, 56, 56, 64, 64, 3, 1, 1, 1},
-    {"r3x3_128_28", 1, 28, 28, 128, 128, 3, 1, 1, 1},
-    {"r3x3_256_14", 1, 14, 14, 256, 256, 3, 1, 1, 1},
-    {"r3x3_512_7", 1, 7, 7, 512, 512, 3, 1, 1, 1},
-    {"r1x1_64_256_56", 1, 56, 56, 64, 256, 1, 1, 0, 1},
-    {"r1x1s2_256_512_56", 1, 56, 56, 256, 512, 1, 2, 0, 1},
-    {"stem7x7", 1, 224, 224, 3, 64, 7, 2, 3, 1},
-    {"dw32_112", 1, 112, 112, 32, 32, 3, 1, 1, 32},
-    {"dw96_112s2", 1, 112, 112, 96, 96, 3, 2, 1, 96},
-    {"dw144_56", 1, 56, 56, 144, 144, 3, 1, 1, 144},
-    {"dw576_14", 1, 14, 14, 576, 576, 3, 1, 1, 576},
-    {"r3x3_64_56_n8", 8, 56, 56, 64, 64, 3, 1, 1, 1},
-};
-
-/// out(n, oy, ox, co) in double from NHWC in and HWIO w, and scale = sum |in x w| of its terms.
-void reference(const Layer& l, const float* in, const float* w, double* out, double* scale) {
-  const index_t OH = l.OH(), OW = l.OW(), Cg = l.Cg(), COg = l.COg(), CO = l.CO, C = l.C, K = l.K;
-#pragma omp parallel for schedule(static)
-  for (index_t nr = 0; nr < l.N * OH; ++nr) {
-    const index_t n = nr / OH, oy = nr % OH;
-    std::vector<double> acc(static_cast<std::size_t>(COg)), sc(static_cast<std::size_t>(COg));
-    for (index_t ox = 0; ox < OW; ++ox)
-      for (index_t g = 0; g < l.groups; ++g) {
-        std::fill(acc.begin(), acc.end(), 0.0);
-        std::fill(sc.begin(), sc.end(), 0.0);
-        for (index_t ky = 0; ky < K; ++ky) {
-          const index_t iy = oy * l.stride + ky - l.pad;
-          if (iy < 0 || iy >= l.H) continue;
-          for (index_t kx = 0; kx < K; ++kx) {
-            const index_t ix = ox * l.stride + kx - l.pad;
-            if (ix < 0 || ix >= l.W) continue;
-            const float* a = in + ((n * l.H + iy) * l.W + ix) * C + g * Cg;
-            const float* wk = w + (ky * K + kx) * Cg * CO + g * COg;
-            for (index_t c = 0; c < Cg; ++c)
-              for (index_t j = 0; j < COg; ++j) {
-                const double t = double(a[c]) * double(wk[c * CO + j]);
-                acc[std::size_t(j)] += t;
-                sc[std::size_t(j)] += std::abs(t);
-              }
-          }
-        }
-        const index_t o = ((n * OH + oy) * OW + ox) * CO + g * COg;
-        for (index_t j = 0; j < COg; ++j) out[o + j] = acc[std::size_t(j)], scale[o + j] = sc[std::size_t(j)];
-      }
-  }
-}
-
-/// Tolerance, of sum |in x w|: float sums of the direct kernels; Winograd's transforms lose more.
-constexpr double rtol_direct = 3e-5, rtol_winograd = 1e-3;
 
 // ---- oneDNN ----
 using tag = dnnl::memory::format_tag;
@@ -145,27 +82,6 @@ dnnl::memory::desc user_w(const Layer& l) {
   if (l.groups == 1) return {w_dims(l), dt::f32, tag::hwio};
   const index_t Cg = l.Cg(), CO = l.CO;
   return {w_dims(l), dt::f32, dnnl::memory::dims{l.COg(), 1, CO, l.K * Cg * CO, Cg * CO}};
-}
-
-/// One layer's operands as loom has them (NHWC in and out, HWIO w) and the reference.
-struct ConvData {
-  const Layer& l;
-  loom::Tensor<float, 4> in, w, out;
-  std::vector<double> ref, scale;
-  explicit ConvData(const Layer& layer)
-      : l(layer), in("in", l.N, l.H, l.W, l.C), w("w", l.K, l.K, l.Cg(), l.CO), out("out", l.N, l.OH(), l.OW(), l.CO) {
-    fill_random(in.data(), std::size_t(in.size()), 1u);
-    fill_random(w.data(), std::size_t(w.size()), 2u);
-    ref.resize(std::size_t(out.size()));
-    scale.resize(std::size_t(out.size()));
-    reference(l, in.data(), w.data(), ref.data(), scale.data());
-  }
-};
-ConvData& data(const Layer& l) {
-  static std::map<std::string, std::unique_ptr<ConvData>> m;
-  auto& d = m[l.name];
-  if (!d) d = std::make_unique<ConvData>(l);
-  return *d;
 }
 
 enum class variant { direct, winograd, nhwc };
@@ -225,8 +141,6 @@ Prim make_prim(ConvData& d, variant v) {
   p.args = {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.wei}, {DNNL_ARG_DST, p.dst}, {DNNL_ARG_SCRATCHPAD, p.scratch}};
   return p;
 }
-
-std::string key(const std::string& name, const benchmark::State& st) { return name + "/" + std::to_string(st.range(0)); }
 
 /// The primitive of (layer, variant) for this thread count, made on first use under it.
 Prim& prim(ConvData& d, variant v, const benchmark::State& st) {

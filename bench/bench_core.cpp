@@ -106,7 +106,6 @@ template <class T>
 void poison(T* p, std::size_t n) {  // a kernel that misses a point leaves a NaN there
   std::fill(p, p + n, std::numeric_limits<T>::quiet_NaN());
 }
-std::string key(const char* name, const benchmark::State& st) { return std::string(name) + "/" + std::to_string(st.range(0)); }
 
 // ------------------------------------------------------------------------------------------
 // Data: built once, on first use, shared by every implementation of a kernel.

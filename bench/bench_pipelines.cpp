@@ -59,8 +59,6 @@ using loom::index_t;
 
 constexpr index_t H = 4800, W = 6400;  // the apps' output; inputs are padded by App::pad
 
-std::string key(const std::string& name, const benchmark::State& st) { return name + "/" + std::to_string(st.range(0)); }
-
 /// Fills an output with a value no result has: NaN, or for uint16 0xffff (above the 12-bit blur).
 template <class V>
 void poison(loom::Tensor<V, 2>& t) {

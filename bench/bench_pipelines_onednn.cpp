@@ -42,9 +42,6 @@ using namespace loom_bench;
 using loom::index_t;
 
 
-std::string key(const std::string& name, const benchmark::State& st) { return name + "/" + std::to_string(st.range(0)); }
-
-
 struct Dnnl {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm{eng};
