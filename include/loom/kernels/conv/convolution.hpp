@@ -9,8 +9,9 @@
 // float or double; n, y, x, co (c) plain variables of the output in this order (NHWC); the input
 // read as it is or through constant_exterior (the padding's value); the reduction's variables in
 // any order and the weights' dimensions any permutation of theirs; the product's operands either
-// way round; an epilogue f that reads only tensors indexed by n, y, x, co and constants (bias(co),
-// scale(co), skip(n, y, x, co), max(.., 0)), and for += no epilogue. Strides (a, d) and dilations
+// way round; any epilogue f (bias(co), scale(co), skip(n, y, x, co), max(.., 0): outside its
+// reductions a definition reads only its output's variables, definition.hpp), and for += no
+// epilogue. Strides (a, d) and dilations
 // (b, e) are the index coefficients, read at run time (they must be >= 1, or the run takes the
 // plain loops); the padding is minus the offsets.
 #pragma once
@@ -23,7 +24,6 @@
 #include "../../expr/definition.hpp"
 #include "../../expr/ops.hpp"
 #include "../../expr/reduce.hpp"
-#include "../../expr/scope.hpp"
 
 namespace loom::conv_detail {
 
@@ -139,17 +139,10 @@ struct convolution<Def, std::enable_if_t<Def::reductions::size == 1 && plain_acc
   };
   using ops = operands<Body>;
 
-  /// The epilogue reads only the output's variables (not the reduction's: t(ry) outside the sum
-  /// has no value the engine could give it).
-  static constexpr bool epilogue_ok = [] {
-    bool ok = true;
-    meta::for_each_type<vars_outside_reductions_t<typename Def::rhs_type>>([&]<class V>(V*) { ok = ok && meta::contains<out_idx, V>; });
-    return ok;
-  }();
   static constexpr bool bare = std::is_same_v<typename Def::rhs_type, Red>;
   static constexpr bool accumulates = std::is_same_v<typename Def::mode, assign_add>;
   static constexpr bool value = (std::is_same_v<T, float> || std::is_same_v<T, double>) && meta::unique<out_idx>::size == 4 &&
-                                std::is_same_v<typename Red::op_type, red::sum> && ops::ok && epilogue_ok && (bare || !accumulates);
+                                std::is_same_v<typename Red::op_type, red::sum> && ops::ok && (bare || !accumulates);
 };
 
 template <class Def>

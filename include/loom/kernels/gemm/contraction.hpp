@@ -6,9 +6,9 @@
 //     C(i, j) [+]= f(sum(k, A(i, k) * B(k, j)))
 //
 // float or double, plain variables as indices, the operands of the product in either order and
-// each indexed either way round ((k, i) is a transposed A), exactly one reduction, and an
-// epilogue f that reads only tensors indexed by i and j (bias(j), scale(i), D(i, j), ...) and
-// constants. f runs on each micro-tile while it is still in registers: one pass over C. A `+=`
+// each indexed either way round ((k, i) is a transposed A), exactly one reduction, and any
+// epilogue f (bias(j), scale(i), D(i, j), constants: outside its reductions a definition reads
+// only its output's variables, definition.hpp). f runs on each micro-tile while it is still in registers: one pass over C. A `+=`
 // definition fuses when f is the identity (beta = 1); otherwise it takes the generic loop nest.
 #pragma once
 #include <type_traits>
@@ -19,7 +19,6 @@
 #include "../../expr/definition.hpp"
 #include "../../expr/ops.hpp"
 #include "../../expr/reduce.hpp"
-#include "../../expr/scope.hpp"
 #include "../../lower/state.hpp"
 #include "epilogue.hpp"
 
@@ -74,22 +73,13 @@ struct contraction<Def, std::enable_if_t<Def::reductions::size == 1 && matrix_ac
     static constexpr bool ok = x_is_a || (indexed_by<Y, I, K> && indexed_by<X, K, J>);
   };
 
-  /// The epilogue reads only the output's variables (no other loops are left around the engine,
-  /// and the reduction's own variables have no value outside it).
-  static constexpr bool epilogue_ok = [] {
-    bool ok = true;
-    meta::for_each_type<vars_outside_reductions_t<typename Def::rhs_type>>([&]<class V>(V*) {
-      ok = ok && (std::is_same_v<V, I> || std::is_same_v<V, J>);
-    });
-    return ok;
-  }();
 
   static constexpr bool bare = std::is_same_v<typename Def::rhs_type, Red>;
   static constexpr bool accumulates = std::is_same_v<typename Def::mode, assign_add>;
 
   static constexpr bool value = (std::is_same_v<T, float> || std::is_same_v<T, double>) && !std::is_same_v<I, J> &&
                                 Red::rvars::size == 1 && std::is_same_v<typename Red::op_type, red::sum> &&
-                                operands<Body>::ok && epilogue_ok && (bare || !accumulates);
+                                operands<Body>::ok && (bare || !accumulates);
   static constexpr const char* why =
       "it is not C(i, j) [+]= f(sum(k, A(i, k) * B(k, j))) on float/double with plain variables, an epilogue f "
       "over i and j only, and (for +=) no epilogue";
