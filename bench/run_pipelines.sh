@@ -107,40 +107,6 @@ obin="$build_dir/bench/bench_pipelines_onednn"
 cat "$results/machine.txt"
 
 common=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true --benchmark_out_format=json)
-hz="$(getconf CLK_TCK 2>/dev/null || echo 100)"
-ncpu="$(nproc)"
-jiffies() {  # busy and total jiffies of all CPUs
-  local a q total=0
-  a=($(head -1 /proc/stat))
-  for q in 1 2 3 4 5 6 7 8; do total=$(( total + a[q] )); done
-  echo "$(( total - a[4] - a[5] )) $total"
-}
-
-# run LABEL OUT_JSON ENV... -- BINARY ARGS...: one benchmark process; records the share of the
-# machine (0..1) that other processes took meanwhile in others.tsv.
-run() {
-  local label="$1" out="$2"
-  shift 2
-  local envs=()
-  while [[ "$1" != "--" ]]; do envs+=("$1"); shift; done
-  shift
-  (( wait_idle > 0 )) && wait_quiet "$wait_idle" 1 quiet
-  echo "run_pipelines.sh: $label"
-  local j0 j1 e u s
-  j0=($(jiffies))
-  if ! env "${envs[@]}" /usr/bin/time -f "%e %U %S" -o "$out.time" nice -n "$niceness" "$@" "${common[@]}" "${extra[@]}" \
-       --benchmark_out="$out" >>"$results/console.log" 2>&1; then
-    tail -20 "$results/console.log" >&2
-    echo "run_pipelines.sh: $label failed (log: $results/console.log)" >&2
-    exit 1
-  fi
-  j1=($(jiffies))
-  read -r e u s <"$out.time"
-  rm -f "$out.time"
-  awk -v busy=$(( j1[0] - j0[0] )) -v hz="$hz" -v e="$e" -v u="$u" -v s="$s" -v n="$ncpu" -v l="$label" \
-    'BEGIN { o = (busy / hz - u - s) / (e * n); if (o < 0) o = 0; printf "%s\t%.3f\n", l, o }' >>"$results/others.tsv"
-  tail -1 "$results/others.tsv" | awk -F'\t' '{ printf "run_pipelines.sh:   others took %.1f%% of the machine\n", 100 * $2 }'
-}
 
 [[ -x /usr/bin/time ]] || { echo "run_pipelines.sh: needs /usr/bin/time" >&2; exit 1; }
 : >"$results/others.tsv"
