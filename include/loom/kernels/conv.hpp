@@ -23,6 +23,7 @@
 #include "../core/error.hpp"
 #include "../core/tensor.hpp"
 #include "../lower/run.hpp"  // detail::copy_view
+#include "conv/depthwise.hpp"
 #include "conv/direct.hpp"
 #include "conv/pack.hpp"
 #include "conv/params.hpp"

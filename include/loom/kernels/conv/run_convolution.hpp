@@ -9,6 +9,7 @@
 #include "../../lower/run.hpp"
 #include "../../lower/state.hpp"
 #include "convolution.hpp"
+#include "depthwise.hpp"
 #include "direct.hpp"
 #include "pack.hpp"
 #include "winograd.hpp"
@@ -83,16 +84,16 @@ struct weight_reader {
 template <class Def, class State>
 struct expression_epilogue {
   using R = roles<Def>;
-  const Def* def;  // accesses bound
+  Def def;         // accesses bound (a copy: its strides stay in registers, not behind a pointer)
   State at;        // extents set; coordinates set per call
-  index_t OH, OW;
+  static constexpr bool takes_points = true;  // the kernels hand it (n, y, x): no divisions
 
   template <class B>
-  LOOM_INLINE B apply(const B& v, index_t i, index_t j, index_t lanes) const {
+  LOOM_INLINE B apply_at(const B& v, const out_point& p, index_t j, index_t lanes) const {
     State s = at;
-    s.template set<typename R::N>(i / (OH * OW));
-    s.template set<typename R::Y>(i / OW % OH);
-    s.template set<typename R::X>(i % OW);
+    s.template set<typename R::N>(p.n);
+    s.template set<typename R::Y>(p.y);
+    s.template set<typename R::X>(p.x);
     s.template set<typename R::CO>(j);
     s.active = lanes;
     with_reduction_value<State, B> c{s, v, lanes};
@@ -101,8 +102,8 @@ struct expression_epilogue {
   }
   template <class VM, class Ctx>
   LOOM_INLINE auto value(const Ctx& c) const {
-    auto r = def->rhs.template eval_v<VM>(c);
-    if constexpr (convolution<Def>::accumulates) r = r + def->lhs.template eval_v<VM>(c);
+    auto r = def.rhs.template eval_v<VM>(c);
+    if constexpr (convolution<Def>::accumulates) r = r + def.lhs.template eval_v<VM>(c);
     return r;
   }
 };
@@ -195,7 +196,7 @@ void run_convolution(const Def& def) {
       }
     };
     if constexpr (CV::bare && !CV::accumulates) go(identity_epilogue{});
-    else go(expression_epilogue<Def, State>{&d, st, s.OH, s.OW});
+    else go(expression_epilogue<Def, State>{d, st});
   });
 }
 

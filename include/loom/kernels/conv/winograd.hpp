@@ -156,8 +156,8 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
         const std::size_t k = std::size_t(i) * 6;
         winograd_at(x[k], x[k + 1], x[k + 2], x[k + 3], x[k + 4], x[k + 5], o);
         for (index_t j = 0; j < 4 && ox0 + j < s.OW; ++j)
-          store_vector(o[j], out.pixel(n, oy0 + i, ox0 + j) + co0 + r * W, lanes, epi, (n * s.OH + oy0 + i) * s.OW + ox0 + j,
-                       co0 + r * W);
+          store_vector(o[j], out.pixel(n, oy0 + i, ox0 + j) + co0 + r * W, lanes, epi,
+                       out_point{n, oy0 + i, ox0 + j, (n * s.OH + oy0 + i) * s.OW + ox0 + j}, co0 + r * W);
       }
     }
   }

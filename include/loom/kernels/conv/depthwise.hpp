@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+// loom/kernels/conv/depthwise.hpp — depthwise convolution (groups == C, one output channel per
+// input channel) on NHWC activations: vectors along the channels, a tile of output pixels along a
+// row x (at most) two vectors of channels.
+//
+// Its arithmetic intensity is low (KH x KW FMAs per input vector), so the loads decide: for a
+// 3 x 3 window at stride 1 or 2 the tile walks each input row once, column by column, and every
+// column's vectors feed the (up to 3) pixels whose window covers it while they are in registers
+// (Halide's "rows of the window in registers"); a tile loads S * (pixels - 1) + KW input vectors
+// per row of taps instead of pixels x KW. Tiles whose window leaves the image (the row's first
+// and last, and all of a row narrower than a tile) read the padding value for columns outside,
+// one test per column; interior tiles test nothing. A row's last tile, when the row is not a
+// multiple of the tile, moves left over pixels already computed and stores only its own. Other
+// windows (KW != 3, dilation, stride > 2) take the per-tap tile.
+// Contract: direct.hpp's (NHWC with unit channel stride, the epilogue on each stored vector).
+#pragma once
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "../../core/config.hpp"
+#include "../../simd/arch.hpp"
+#include "../../simd/fma.hpp"
+#include "../../simd/memory.hpp"
+#include "direct.hpp"
+#include "pack.hpp"
+#include "params.hpp"
+#include "policy.hpp"
+
+namespace loom::conv_detail {
+
+/// A vector of channels from p: whole, or its first `live` lanes at a tail.
+template <class B, bool Tail>
+LOOM_INLINE B channel_vector(const typename B::value_type* p, index_t live) {
+  if constexpr (Tail) return simd::load_first<B>(p, live);
+  else return B::load_unaligned(p);
+}
+
+/// Stores vector R of pixel M of a depthwise tile (channels counted from the vector's first).
+template <index_t M, index_t V, class Acc, class T>
+LOOM_INLINE void depthwise_store_pixel(const Acc& acc, T* dst, index_t channels) {
+  using B = typename Acc::value_type;
+  constexpr index_t W = index_t(B::size);
+  [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
+    ((R * W < channels ? (channels - R * W >= W ? acc[M * V + R].store_unaligned(dst + R * W)
+                                                : simd::store_first<B>(dst + R * W, acc[M * V + R], channels - R * W))
+                       : void()),
+     ...);
+  }(std::make_integer_sequence<index_t, V>{});
+}
+
+/// The stored pixels m in [first, count) of a depthwise tile of pixels x V vectors, each
+/// `channels` channels from c0, at (n, oy, ox0 + m). Without an epilogue straight from the
+/// registers; with one through store_tile (one copy of the epilogue per kernel).
+template <index_t MR, index_t V, class Acc, class T, class Epi>
+LOOM_INLINE void depthwise_store(const Acc& acc, index_t first, index_t count, index_t channels, const Epi& epi,
+                                 const conv2d_shape& s, const nhwc<T>& out, index_t n, index_t oy, index_t ox0, index_t c0) {
+  if constexpr (gemm_detail::is_identity_epilogue<Epi>) {
+    [&]<index_t... M>(std::integer_sequence<index_t, M...>) LOOM_LAMBDA_INLINE {
+      ((M >= first && M < count ? depthwise_store_pixel<M, V>(acc, out.pixel(n, oy, ox0 + M) + c0, channels) : void()), ...);
+    }(std::make_integer_sequence<index_t, MR>{});
+  } else {
+    const index_t flat = (n * s.OH + oy) * s.OW + ox0;
+    store_tile<V>(acc, first, count, channels, epi, c0, [&](index_t m) {
+      return std::pair{out.pixel(n, oy, ox0 + m) + c0, out_point{n, oy, ox0 + m, flat + m}};
+    });
+  }
+}
+
+/// A row of the window that lies in the padding (value pad != 0): pad times every tap's weights,
+/// for every pixel of the tile.
+template <index_t MR, index_t V, index_t KW, class Acc, class Wv, class T>
+LOOM_INLINE void depthwise_pad_row(Acc& acc, const Wv& w, T pad) {
+  using B = typename Wv::value_type;
+  [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
+    ((acc[Q] = simd::fma(B(pad), w[(Q % V)], acc[Q])), ...);
+  }(std::make_integer_sequence<index_t, MR * V>{});
+  if constexpr (KW > 1) {
+    std::array<B, std::size_t((KW - 1) * V)> rest;
+    [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
+      ((rest[Q] = w[Q + V]), ...);
+    }(std::make_integer_sequence<index_t, (KW - 1) * V>{});
+    depthwise_pad_row<MR, V, KW - 1>(acc, rest, pad);
+  }
+}
+
+/// Tap K of a 3-wide (KW) window at stride S, for the input column J of the tile: the pixel whose
+/// window has column J at tap K, if the tile has it, += column * w[K].
+template <index_t J, index_t K, index_t S, index_t MR, index_t V, class Acc, class Wv, class Col>
+LOOM_INLINE void depthwise_column_tap(Acc& acc, const Wv& w, const Col& col) {
+  if constexpr (J >= K && (J - K) % S == 0 && (J - K) / S < MR) {
+    constexpr index_t M = (J - K) / S;
+    [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
+      ((acc[M * V + R] = simd::fma(col[R], w[K * V + R], acc[M * V + R])), ...);
+    }(std::make_integer_sequence<index_t, V>{});
+  }
+}
+
+/// Input column J of the tile, one row of taps: its vectors loaded once (the padding's value where
+/// the column is outside the image, tested only with Border), then every tap that reads it.
+template <index_t J, index_t KW, index_t S, index_t MR, index_t V, bool Tail, bool Border, class Acc, class Wv, class Live, class T>
+LOOM_INLINE void depthwise_column(Acc& acc, const Wv& w, const Live& live, const T* row, index_t step, index_t ix0, index_t width,
+                                  T pad) {
+  using B = typename Wv::value_type;
+  constexpr index_t W = index_t(B::size);
+  std::array<B, std::size_t(V)> col;
+  bool inside = true;
+  if constexpr (Border) inside = std::make_unsigned_t<index_t>(ix0 + J) < std::make_unsigned_t<index_t>(width);
+  const T* q = inside ? row + (ix0 + J) * step : row;  // (no address outside the image is formed)
+  [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
+    ((col[R] = inside ? channel_vector<B, Tail>(q + R * W, live[R]) : B(pad)), ...);
+  }(std::make_integer_sequence<index_t, V>{});
+  [&]<index_t... K>(std::integer_sequence<index_t, K...>) LOOM_LAMBDA_INLINE {
+    (depthwise_column_tap<J, K, S, MR, V>(acc, w, col), ...);
+  }(std::make_integer_sequence<index_t, KW>{});
+}
+
+/// A tile of MR pixels from ox0 of output row oy, 3-wide window at stride S (dilation 1): each
+/// input row of the window walked once, column by column.
+template <class P, index_t V, index_t S, bool Tail, bool Border, class Epi>
+void depthwise_rows_tile(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* __restrict wp,
+                         const nhwc<typename P::value_type>& out, index_t n, index_t oy, index_t ox0, index_t first, index_t count,
+                         index_t c0, const Epi& epi) {
+  using T = typename P::value_type;
+  using B = simd::batch<T, std::size_t(P::lanes)>;
+  constexpr index_t KW = 3, MR = P::depthwise_pixels, W = P::lanes;
+  constexpr index_t columns = S * (MR - 1) + KW;
+  const index_t C = s.C;
+  std::array<index_t, std::size_t(V)> live{};
+  for (index_t r = 0; r < V; ++r) live[std::size_t(r)] = Tail ? std::clamp<index_t>(C - c0 - r * W, 0, W) : W;
+  std::array<B, std::size_t(MR * V)> acc;
+  [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
+    ((acc[Q] = B(T(0))), ...);  // not fill(): a loop over the array would keep it in memory
+  }(std::make_integer_sequence<index_t, MR * V>{});
+  const T pad = T(s.pad_value);
+  const index_t ix0 = ox0 * S - s.pl;
+  for (index_t ky = 0; ky < s.KH; ++ky) {
+    const index_t iy = oy * s.sh + ky * s.dh - s.pt;
+    std::array<B, std::size_t(KW * V)> w;
+    const T* wk = wp + ky * KW * C + c0;
+    [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
+      ((w[Q] = channel_vector<B, Tail>(wk + (Q / V) * C + (Q % V) * W, live[Q % V])), ...);
+    }(std::make_integer_sequence<index_t, KW * V>{});
+    if (iy < 0 || iy >= s.H) {  // a row of padding
+      if (pad != T(0)) depthwise_pad_row<MR, V, KW>(acc, w, pad);
+      continue;
+    }
+    const T* row = in.p + n * in.sn + iy * in.sh + c0;
+    [&]<index_t... J>(std::integer_sequence<index_t, J...>) LOOM_LAMBDA_INLINE {
+      (depthwise_column<J, KW, S, MR, V, Tail, Border>(acc, w, live, row, in.sw, ix0, s.W, pad), ...);
+    }(std::make_integer_sequence<index_t, columns>{});
+  }
+  depthwise_store<MR, V>(acc, first, count, Tail ? C - c0 : V * W, epi, s, out, n, oy, ox0, c0);
+}
+
+/// Pixel M of a per-tap depthwise tile, one tap: its channels times the tap's weights (a padded
+/// tap, ix outside the row, reads the padding's value).
+template <index_t M, bool Tail, class Acc, class Wv, class Live, class T>
+LOOM_INLINE void depthwise_pixel(Acc& acc, const Wv& w, const Live& live, const nhwc<const T>& in, index_t n, index_t iy, index_t ix,
+                                 index_t width, index_t c0, T pad) {
+  using B = typename Wv::value_type;
+  constexpr index_t V = index_t(std::tuple_size_v<Wv>), W = index_t(B::size);
+  const bool inside = ix >= 0 && ix < width;
+  if (!inside && pad == T(0)) return;
+  const T* p = in.p + n * in.sn + (inside ? iy * in.sh + ix * in.sw + c0 : 0);
+  [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
+    ((acc[M * V + R] = simd::fma(inside ? channel_vector<B, Tail>(p + R * W, live[R]) : B(pad), w[R], acc[M * V + R])), ...);
+  }(std::make_integer_sequence<index_t, V>{});
+}
+
+/// Any window, stride and dilation: one tap at a time, each pixel's input tested.
+template <class P, index_t V, bool Tail, class Epi>
+void depthwise_taps_tile(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* __restrict wp,
+                         const nhwc<typename P::value_type>& out, index_t n, index_t oy, index_t ox0, index_t first, index_t count,
+                         index_t c0, const Epi& epi) {
+  using T = typename P::value_type;
+  using B = simd::batch<T, std::size_t(P::lanes)>;
+  constexpr index_t MR = P::depthwise_pixels, W = P::lanes;
+  const index_t C = s.C;
+  std::array<index_t, std::size_t(V)> live{};
+  for (index_t r = 0; r < V; ++r) live[std::size_t(r)] = Tail ? std::clamp<index_t>(C - c0 - r * W, 0, W) : W;
+  std::array<B, std::size_t(MR * V)> acc;
+  [&]<index_t... Q>(std::integer_sequence<index_t, Q...>) LOOM_LAMBDA_INLINE {
+    ((acc[Q] = B(T(0))), ...);
+  }(std::make_integer_sequence<index_t, MR * V>{});
+  const T pad = T(s.pad_value);
+  for (index_t ky = 0; ky < s.KH; ++ky) {
+    const index_t iy = oy * s.sh + ky * s.dh - s.pt;
+    const bool padded_row = iy < 0 || iy >= s.H;
+    if (padded_row && pad == T(0)) continue;
+    for (index_t kx = 0; kx < s.KW; ++kx) {
+      std::array<B, std::size_t(V)> w;
+      const T* wk = wp + (ky * s.KW + kx) * C + c0;
+      [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
+        ((w[R] = channel_vector<B, Tail>(wk + R * W, live[R])), ...);
+      }(std::make_integer_sequence<index_t, V>{});
+      [&]<index_t... M>(std::integer_sequence<index_t, M...>) LOOM_LAMBDA_INLINE {
+        (depthwise_pixel<M, Tail>(acc, w, live, in, n, iy, padded_row ? index_t(-1) : (ox0 + M) * s.sw + kx * s.dw - s.pl, s.W, c0, pad),
+         ...);
+      }(std::make_integer_sequence<index_t, MR>{});
+    }
+  }
+  depthwise_store<MR, V>(acc, first, count, Tail ? C - c0 : V * W, epi, s, out, n, oy, ox0, c0);
+}
+
+/// One tile of output row oy (pixels ox0 .. ox0 + MR, storing first .. count - 1), channels
+/// c0 .. c0 + V * W (fewer with Tail).
+template <class P, index_t V, index_t S, bool Tail, class Epi>
+LOOM_INLINE void depthwise_tile(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* wp,
+                                const nhwc<typename P::value_type>& out, index_t n, index_t oy, index_t ox0, index_t first, index_t count,
+                                bool interior, index_t c0, const Epi& epi) {
+  if constexpr (S == 0) depthwise_taps_tile<P, V, Tail>(s, in, wp, out, n, oy, ox0, first, count, c0, epi);
+  else if (interior) depthwise_rows_tile<P, V, S, Tail, false>(s, in, wp, out, n, oy, ox0, first, count, c0, epi);
+  else depthwise_rows_tile<P, V, S, Tail, true>(s, in, wp, out, n, oy, ox0, first, count, c0, epi);
+}
+
+/// Output row oy of image n: tiles along the row, each over all the channels (so a tile reads
+/// its input pixels' channels in order, one stream per row of the window).
+template <class P, index_t S, class Epi>
+void depthwise_row(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* wp,
+                   const nhwc<typename P::value_type>& out, index_t n, index_t oy, const Epi& epi) {
+  constexpr index_t MR = P::depthwise_pixels, V = P::depthwise_vectors, W = P::lanes, CB = V * W;
+  for (index_t x = 0; x < s.OW; x += MR) {
+    // A short last tile moves left (when the row has room) and stores only its own pixels.
+    const index_t ox0 = std::max<index_t>(0, std::min(x, s.OW - MR)), first = x - ox0, count = std::min(MR, s.OW - ox0);
+    const index_t ix0 = ox0 * S - s.pl;
+    const bool interior = ix0 >= 0 && ix0 + S * (MR - 1) + 2 < s.W;
+    index_t c0 = 0;
+    for (; c0 + CB <= s.C; c0 += CB) depthwise_tile<P, V, S, false>(s, in, wp, out, n, oy, ox0, first, count, interior, c0, epi);
+    // The last channels: whole vectors where they are (one fewer vector), masked only at a tail.
+    const index_t rest = s.C - c0;
+    if (rest == 0) continue;
+    if (V > 1 && rest > W) depthwise_tile<P, V, S, true>(s, in, wp, out, n, oy, ox0, first, count, interior, c0, epi);
+    else if (rest == W) depthwise_tile<P, 1, S, false>(s, in, wp, out, n, oy, ox0, first, count, interior, c0, epi);
+    else depthwise_tile<P, 1, S, true>(s, in, wp, out, n, oy, ox0, first, count, interior, c0, epi);
+  }
+}
+
+template <class P, index_t S, class Epi>
+void run_depthwise_s(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const conv2d_packed_weights<P>& pw,
+                     const nhwc<typename P::value_type>& out, const Epi& epi) {
+  // An item is one output row, all its channels: a thread reads whole input rows, in order, and
+  // its next item's window overlaps this one's (in L2).
+  for_items(s.N * s.OH, [&](index_t t) { depthwise_row<P, S>(s, in, pw.data(), out, t / s.OH, t % s.OH, epi); });
+}
+
+/// The depthwise path: rows of the window in registers for 3-wide windows at stride 1 or 2
+/// (MobileNet's), one tap at a time otherwise (S = 0).
+template <class P, class Epi>
+void run_depthwise(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const conv2d_packed_weights<P>& pw,
+                   const nhwc<typename P::value_type>& out, const Epi& epi) {
+  const bool rows = s.KW == 3 && s.dw == 1;
+  if (rows && s.sw == 1) run_depthwise_s<P, 1>(s, in, pw, out, epi);
+  else if (rows && s.sw == 2) run_depthwise_s<P, 2>(s, in, pw, out, epi);
+  else run_depthwise_s<P, 0>(s, in, pw, out, epi);
+}
+
+}  // namespace loom::conv_detail
