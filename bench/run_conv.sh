@@ -31,9 +31,11 @@
 # direct with format any (the convolution alone; "reord" is the ms of the NHWC reorders it leaves
 # out, 0 where oneDNN chose NHWC itself), oneDNN Winograd (where implemented), oneDNN direct on
 # plain NHWC, loom / best oneDNN (a speed ratio: above 1 is loom faster), then loom forced to
-# direct and to Winograd (3 x 3 stride-1 layers), loom on unpacked weights and the plain loop;
-# then the geometric mean of loom / best oneDNN over the dense layers (and over the depthwise
-# ones) at each thread count.
+# direct and to Winograd (3 x 3 stride-1 layers), loom on unpacked weights and the plain loop,
+# nchw/nhwc (loom_nchw's GFLOP/s over loom's: the same call on NCHW tensors seen through permuted
+# views) and fused cost (loom_index_fused's time over loom_index's, minus 1, in %: what bias + skip +
+# ReLU fused on the register tiles cost); then the geometric mean of loom / best oneDNN over the
+# dense layers (and over the depthwise ones) at each thread count.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -159,8 +161,11 @@ if os.path.exists(others):
     print("# others' share of the machine while each process ran: " + ", ".join(f"{a} {100 * float(b):.1f}%" for a, b in shares))
 print("# GFLOP/s: nominal (2 N OH OW CO KH KW C/groups), medians; reord: ms of oneDNN's NHWC reorders that 'direct' leaves out;")
 print("# loom: loom::conv2d, packed weights, algorithm automatic (W: it ran Winograd F(4x4, 3x3), D: direct); l.direct,")
-print("# l.wino: the same with conv_algorithm::direct / ::winograd; unpacked: conv2d on the HWIO weights (packed by each call)")
+print("# l.wino, l.wino2: the same with conv_algorithm::direct / ::winograd / ::winograd_2x2; unpacked: conv2d on the HWIO")
+print("# weights (packed by each call)")
 print("# loom/best: loom's GFLOP/s over the best oneDNN column (above 1: loom faster)")
+print("# nchw/nhwc: loom_nchw (NCHW in and out through permuted views, relayout around the kernel) over loom, GFLOP/s;")
+print("# fused cost: time of loom_index_fused (index notation, max(conv + bias + skip, 0)) over loom_index (bare), minus 1, in %")
 print()
 
 order = ["r3x3_64_56", "r3x3_128_28", "r3x3_256_14", "r3x3_512_7", "r1x1_64_256_56", "r1x1s2_256_512_56", "stem7x7",
@@ -175,7 +180,7 @@ def f(v, w=7, p=1):
     return ("-" if v is None else f"{v:.{p}f}").rjust(w)
 
 hdr = (f"{'layer':<18} {'T':>2} {'loom':>7}   {'%peak':>6} | {'direct':>7} {'reord':>6} {'wino':>7} {'nhwc':>7} |"
-       f" {'loom/best':>9} | {'l.direct':>8} {'l.wino':>7} {'unpacked':>8} {'naive':>6}")
+       f" {'loom/best':>9} | {'l.direct':>8} {'l.wino':>7} {'l.wino2':>7} {'unpacked':>8} {'naive':>6} | {'nchw/nhwc':>9} {'fused cost':>10}")
 ratios = {}
 for t in threads:
     print(hdr)
@@ -194,9 +199,12 @@ for t in threads:
         pk = 100 * lo / peak[t] if lo and peak.get(t) else None
         lr = rows.get((k, "loom", t))
         alg = "W" if lr and lr.get("winograd") else "D" if lr else " "
+        nchw = g(k, "loom_nchw", t)
+        bare, fused = rows.get((k, "loom_index", t)), rows.get((k, "loom_index_fused", t))
+        cost = 100 * (fused["ms"] / bare["ms"] - 1) if bare and fused and bare["ms"] > 0 else None
         print(f"{name:<18} {t:>2} {f(lo)} {alg} {f(pk, 5)}% | {f(direct)} {f(reord['ms'] if reord else None, 6, 3)} {f(wino)} {f(nhwc)} |"
-              f" {f(ratio, 9, 2)} | {f(g(k, 'loom_direct', t), 8)} {f(g(k, 'loom_winograd', t))} {f(g(k, 'loom_unpacked', t), 8)}"
-              f" {f(g(k, 'naive', t), 6)}")
+              f" {f(ratio, 9, 2)} | {f(g(k, 'loom_direct', t), 8)} {f(g(k, 'loom_winograd', t))} {f(g(k, 'loom_winograd_2x2', t))} {f(g(k, 'loom_unpacked', t), 8)}"
+              f" {f(g(k, 'naive', t), 6)} | {f(nchw / lo if nchw and lo else None, 9, 2)} {('-' if cost is None else f'{cost:+.1f}%').rjust(10)}")
     print()
 for t in threads:
     for dw, what in ((False, "dense"), (True, "depthwise")):

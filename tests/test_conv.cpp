@@ -12,6 +12,7 @@
 //
 // Few template instantiations on purpose (the file must compile quickly in CI): every operand is
 // a loom::TensorView<T, 4>, T is float or double, and there are two epilogues (none and one).
+#include "conv_case.hpp"
 #include "support.hpp"
 
 #include <atomic>
@@ -20,6 +21,7 @@
 #include <loom/kernels/conv.hpp>
 
 using loom::index_t;
+using lt::conv_case;
 using lt::idx_t;
 
 namespace {
@@ -27,38 +29,6 @@ namespace {
 template <class T>
 using view4 = loom::TensorView<T, 4>;
 
-/// A convolution's shape and parameters (in N x H x W x C, weights KH x KW x C/groups x CO).
-struct conv_case {
-  index_t N = 1, H = 1, W = 1, C = 1, KH = 1, KW = 1, CO = 1, groups = 1;
-  index_t sh = 1, sw = 1, dh = 1, dw = 1;
-  index_t pt = 0, pl = 0, pb = 0, pr = 0;
-  loom::conv_algorithm algorithm = loom::conv_algorithm::automatic;
-
-  index_t Cg() const { return C / groups; }
-  index_t COg() const { return CO / groups; }
-  static index_t extent(index_t in, index_t lo, index_t hi, index_t k, index_t stride, index_t dil) {
-    const index_t room = in + lo + hi - dil * (k - 1) - 1;
-    return room < 0 ? 0 : room / stride + 1;
-  }
-  index_t OH() const { return extent(H, pt, pb, KH, sh, dh); }
-  index_t OW() const { return extent(W, pl, pr, KW, sw, dw); }
-  /// Multiply-adds of the reference (its run time).
-  double macs() const { return double(N) * double(OH()) * double(OW()) * double(CO) * double(KH * KW * Cg()); }
-  loom::conv2d_params params() const {
-    return {.stride = {sh, sw}, .padding = {pt, pl, pb, pr}, .dilation = {dh, dw}, .groups = groups, .algorithm = algorithm};
-  }
-  idx_t<4> in_ext() const { return {N, H, W, C}; }
-  idx_t<4> w_ext() const { return {KH, KW, Cg(), CO}; }
-  idx_t<4> out_ext() const { return {N, OH(), OW(), CO}; }
-  std::string describe() const {
-    return lt::str("N = ", N, ", H = ", H, ", W = ", W, ", C = ", C, ", CO = ", CO, ", kernel ", KH, " x ", KW, ", groups ", groups,
-                   ", stride (", sh, ", ", sw, "), dilation (", dh, ", ", dw, "), padding (top ", pt, ", left ", pl, ", bottom ", pb,
-                   ", right ", pr, ") -> OH = ", OH(), ", OW = ", OW(),
-                   algorithm == loom::conv_algorithm::direct     ? ", algorithm direct"
-                   : algorithm == loom::conv_algorithm::winograd ? ", algorithm winograd"
-                                                                 : "");
-  }
-};
 
 /// out(n, oy, ox, co) in double, row-major over (N, OH, OW, CO), straight from the definition.
 template <class IV, class WV>
@@ -750,14 +720,16 @@ conv_case winograd_shape(lt::rng_t& g, index_t H, index_t W, index_t C, index_t 
 
 /// One case under conv_algorithm::winograd end to end (check_case with Winograd's bound).
 template <class T>
-void check_winograd_case(lt::rng_t& g, conv_case cs, bool any_layout, bool packed, bool with_epilogue) {
-  cs.algorithm = loom::conv_algorithm::winograd;
+void check_winograd_case(lt::rng_t& g, conv_case cs, bool any_layout, bool packed, bool with_epilogue,
+                         loom::conv_algorithm algorithm = loom::conv_algorithm::winograd) {
+  cs.algorithm = algorithm;
   auto d = make_data<T>(g, cs, any_layout);
   epilogue_state<T> es(g, cs, lt::coin(g) ? 0.25 : 0.0);
   const bias_relu<T> epi = es.epilogue();
   if (with_epilogue) es.apply(d.ref);
   run_conv(d, packed, with_epilogue ? &epi : nullptr);
-  INFO(d.info << (packed ? "; weights packed first" : "; weights unpacked")
+  INFO(d.info << (algorithm == loom::conv_algorithm::winograd ? "; F(4 x 4, 3 x 3)" : "; F(2 x 2, 3 x 3)")
+              << (packed ? "; weights packed first" : "; weights unpacked")
               << (with_epilogue ? lt::str("; epilogue bias + ReLU + ", es.pixel_step, " x (pixel % 5)") : std::string()));
   const lt::result r = compare_winograd(d.out.view, d.ref);
   INFO(r.message);
@@ -799,13 +771,14 @@ void winograd_extent_grid(const char* key) {
         cs = winograd_shape(g, H, W, pick_of(g, winograd_channels), pick_of(g, winograd_channels));
       } while (cs.macs() > winograd_max_macs / 2);
       check_winograd_case<T>(g, cs, n % 7 == 3, n % 2 == 0, n % 3 == 1);
+      check_winograd_case<T>(g, cs, n % 7 == 4, n % 2 == 1, n % 3 == 2, loom::conv_algorithm::winograd_2x2);
       ++n;
     }
 }
 
 }  // namespace
 
-TEST_CASE("conv2d: Winograd forced on random 3 x 3 stride-1 shapes, within its error bound", "[conv][winograd]") {
+TEST_CASE("conv2d: Winograd F(4 x 4) and F(2 x 2) forced on random 3 x 3 stride-1 shapes, within the error bound", "[conv][winograd]") {
   winograd_channel_grid<float>("conv winograd channels float");
   winograd_channel_grid<double>("conv winograd channels double");
   winograd_extent_grid<float>("conv winograd extents float");
@@ -822,13 +795,14 @@ bool winograd_applies(const conv_case& cs) {
   return cs.KH == 3 && cs.KW == 3 && cs.sh == 1 && cs.sw == 1 && cs.dh == 1 && cs.dw == 1 && cs.groups == 1;
 }
 
-/// The automatic choice as docs/conv.md states it: Winograd where it applies, with C and CO >= 16,
-/// and >= 16 output tiles in the batch or transformed weights (36 C CO values) of at most 2 MiB.
+/// The automatic choice as docs/conv.md states it: Winograd F(4 x 4) where it applies, with C and
+/// CO >= 16, and >= 16 output tiles in the batch or transformed weights (36 C CO values) of at most
+/// half the last-level cache.
 template <class T>
 bool expect_winograd(const conv_case& cs) {
   const index_t tiles = cs.N * ((cs.OH() + 3) / 4) * ((cs.OW() + 3) / 4);
   return winograd_applies(cs) && cs.C >= 16 && cs.CO >= 16 &&
-         (tiles >= 16 || 36.0 * double(cs.C) * double(cs.CO) * double(sizeof(T)) <= 2.0 * 1024 * 1024);
+         (tiles >= 16 || 36.0 * double(cs.C) * double(cs.CO) * double(sizeof(T)) <= double(loom::simd::last_level_cache_bytes()) / 2);
 }
 
 /// d (algorithm automatic, reference without the epilogue yet) through conv2d with unpacked
@@ -963,7 +937,17 @@ void check_pack_layouts() {
     const auto pw = loom::pack_conv2d_weights(w, pc.p);
     CHECK(pw.winograd() == pc.winograd);
     CHECK((pw.winograd_data() != nullptr) == pc.winograd);
+    CHECK(!pw.winograd2());  // F(2 x 2) only when asked for
+    CHECK(pw.direct());
   }
+  // conv_algorithm::winograd_2x2: the direct layout and F(2 x 2)'s, not F(4 x 4)'s.
+  loom::Tensor<T, 4> w_t(std::array<index_t, 4>{3, 3, 20, 24}, "w");
+  lt::fill(w_t.view(), 0.5);
+  const auto pw = loom::pack_conv2d_weights(w_t.view(), {.padding = 1, .algorithm = loom::conv_algorithm::winograd_2x2});
+  CHECK(pw.winograd2());
+  CHECK(pw.winograd2_data() != nullptr);
+  CHECK(!pw.winograd());
+  CHECK(pw.direct());
 }
 
 }  // namespace
@@ -972,16 +956,23 @@ TEST_CASE("conv2d: the automatic choice of Winograd, seen in the result's bits",
   check_pack_layouts<float>();
   check_pack_layouts<double>();
   auto g = lt::make_rng("conv winograd automatic");
-  // automatic_case(g, shape, with the epilogue); the comments say what automatic must choose.
-  // Float: 36 C CO x 4 bytes <= 2 MiB up to C CO = 14563. C = CO = 128 (2.4 MB) needs >= 16 tiles.
-  // (4 x 7 x 7, 16 tiles: Winograd, is the shared packed weights' large image below.)
-  automatic_case<float>(g, shape3x3(1, 7, 7, 128, 128, 1), false);    // 4 tiles: direct
-  automatic_case<float>(g, shape3x3(15, 1, 1, 128, 128, 1), true);    // 15 one-pixel tiles: direct
-  automatic_case<float>(g, shape3x3(16, 1, 1, 128, 128, 1), false);   // 16: Winograd
-  automatic_case<float>(g, shape3x3(3, 1, 17, 128, 128, 1), false);   // 3 x 5 partial tiles: direct
-  automatic_case<float>(g, shape3x3(4, 1, 15, 128, 128, 1), true);    // 4 x 4: Winograd
-  automatic_case<float>(g, shape3x3(1, 1, 1, 120, 120, 1), true);     // 2.07 MB <= 2 MiB: Winograd on one tile
-  automatic_case<float>(g, shape3x3(1, 1, 1, 120, 128, 1), false);    // 2.21 MB: direct
+  // automatic_case(g, shape, with the epilogue); expect_winograd says what automatic must choose.
+  // The weights' limit is half the last-level cache (16 MiB where it is 32 MiB): C CO <= lim(T).
+  const auto limit_case = [&]<class T>(std::type_identity<T>, index_t N) {
+    const double half = double(loom::simd::last_level_cache_bytes()) / 2;
+    const index_t C = 256, fit = index_t(half / (36.0 * double(sizeof(T)) * double(C)));  // largest CO that fits
+    automatic_case<T>(g, shape3x3(N, 1, 1, C, fit, 1), true);      // at the limit: Winograd on one-pixel tiles
+    automatic_case<T>(g, shape3x3(N, 1, 1, C, fit + 1, 1), false); // one channel beyond: direct below 16 tiles
+    REQUIRE(expect_winograd<T>(shape3x3(N, 1, 1, C, fit, 1)));
+    REQUIRE(expect_winograd<T>(shape3x3(N, 1, 1, C, fit + 1, 1)) == (N >= 16));
+  };
+  limit_case(std::type_identity<float>{}, 1);
+  limit_case(std::type_identity<float>{}, 15);   // 15 tiles: direct beyond the limit
+  limit_case(std::type_identity<float>{}, 16);   // 16: Winograd beyond it too
+  limit_case(std::type_identity<double>{}, 1);
+  automatic_case<float>(g, shape3x3(1, 7, 7, 128, 128, 1), false);    // 4 tiles, weights within the limit: Winograd
+  automatic_case<float>(g, shape3x3(3, 1, 17, 128, 128, 1), false);   // 3 x 5 partial tiles
+  automatic_case<float>(g, shape3x3(4, 1, 15, 128, 128, 1), true);    // 4 x 4
   automatic_case<float>(g, shape3x3(1, 1, 1, 16, 16, 1), true);       // small weights: Winograd on one pixel
   automatic_case<float>(g, shape3x3(2, 9, 13, 16, 70, 1), false);     // Winograd
   automatic_case<float>(g, shape3x3(1, 17, 17, 8, 32, 1), true);      // C = 8: direct
@@ -1000,26 +991,23 @@ TEST_CASE("conv2d: the automatic choice of Winograd, seen in the result's bits",
     cs.KH = 3, cs.KW = 1;
     automatic_case<float>(g, cs, true);
   }
-  // Double: 36 C CO x 8 bytes <= 2 MiB up to C CO = 7281.
-  automatic_case<double>(g, shape3x3(1, 7, 7, 96, 96, 1), true);     // 4 tiles, 2.65 MB: direct
-  automatic_case<double>(g, shape3x3(16, 1, 1, 96, 96, 1), false);   // 16 tiles: Winograd
-  automatic_case<double>(g, shape3x3(1, 1, 1, 85, 85, 1), true);     // 2.08 MB: Winograd
-  automatic_case<double>(g, shape3x3(1, 1, 1, 85, 86, 1), false);    // 2.11 MB: direct
+  automatic_case<double>(g, shape3x3(1, 7, 7, 96, 96, 1), true);     // 4 tiles, weights within the limit: Winograd
   automatic_case<double>(g, shape3x3(3, 5, 6, 17, 33, 2), true);     // Winograd
   automatic_case<double>(g, shape3x3(2, 9, 9, 7, 64, 1), false);     // C = 7: direct
 
-  // One set of packed weights with both layouts (float, C = CO = 128): Winograd on a large
-  // image, direct on a one-pixel image.
+  // One set of packed weights with both layouts (float, weights just beyond the limit): Winograd
+  // on a batch of 16 tiles, direct on a one-pixel image.
   {
-    const conv_case big = shape3x3(4, 7, 7, 128, 128, 1), pixel = shape3x3(1, 1, 1, 128, 128, 1);
+    const index_t C = 256, CO = index_t(double(loom::simd::last_level_cache_bytes()) / 2 / (36.0 * 4 * double(C))) + 1;
+    const conv_case big = shape3x3(16, 1, 1, C, CO, 1), pixel = shape3x3(1, 1, 1, C, CO, 1);
     REQUIRE(expect_winograd<float>(big));
     REQUIRE(!expect_winograd<float>(pixel));
     auto db = make_data<float>(g, big, false);
     auto dp = make_data<float>(g, pixel, true);
     for (index_t ky = 0; ky < 3; ++ky)  // the same weights in both
       for (index_t kx = 0; kx < 3; ++kx)
-        for (index_t c = 0; c < 128; ++c)
-          for (index_t co = 0; co < 128; ++co) dp.w.view(ky, kx, c, co) = db.w.view(ky, kx, c, co);
+        for (index_t c = 0; c < C; ++c)
+          for (index_t co = 0; co < CO; ++co) dp.w.view(ky, kx, c, co) = db.w.view(ky, kx, c, co);
     dp.ref = reference(pixel, dp.in.view, dp.w.view);
     const auto pw = loom::pack_conv2d_weights(db.w.view, {.padding = 1});
     REQUIRE(pw.winograd());
@@ -1111,6 +1099,16 @@ TEST_CASE("conv2d: conv_algorithm::winograd where it does not apply, or with wei
     m = shape_message([&] { loom::conv2d(out, in, pw_small, {.algorithm = winograd}); });
     INFO("packed under automatic with C = 4: " << m);
     CHECK_THAT(m, Catch::Contains("not packed for Winograd"));
+    CHECK(all_equal(out, 42.f));
+    // F(2 x 2) needs its own layout: packed under automatic, it throws.
+    m = shape_message([&] { loom::conv2d(out, in16, pw_direct, {.algorithm = loom::conv_algorithm::winograd_2x2}); });
+    INFO("packed with algorithm direct, called with winograd_2x2: " << m);
+    CHECK_THAT(m, Catch::Contains("conv_algorithm::winograd_2x2") && Catch::Contains("not packed for Winograd F(2 x 2"));
+    CHECK(all_equal(out, 42.f));
+    // And where it does not apply, as F(4 x 4).
+    m = shape_message([&] { loom::conv2d(out, in16, w, {.stride = {2, 2}, .algorithm = loom::conv_algorithm::winograd_2x2}); });
+    INFO("winograd_2x2 at stride 2: " << m);
+    CHECK_THAT(m, Catch::Contains("conv_algorithm::winograd_2x2 needs a 3 x 3 window") && Catch::Contains("stride (2, 2)"));
     CHECK(all_equal(out, 42.f));
     // The same weights packed under automatic (C = CO = 16: both layouts) run.
     const auto pw = loom::pack_conv2d_weights(w);

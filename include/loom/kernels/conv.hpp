@@ -15,7 +15,6 @@
 // depthwise (groups == C, one output channel per channel: vectors along the channels) and dense
 // or grouped (register tiles of output pixels x output channels over packed weights).
 #pragma once
-#include <optional>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -25,6 +24,7 @@
 #include "../lower/run.hpp"  // detail::copy_view
 #include "conv/depthwise.hpp"
 #include "conv/direct.hpp"
+#include "conv/layout.hpp"
 #include "conv/pack.hpp"
 #include "conv/params.hpp"
 #include "conv/pointwise.hpp"
@@ -67,12 +67,11 @@ struct packed_shape {
   std::string_view name() const { return "packed weights"; }
 };
 
-/// An NHWC tensor holding a copy of v (any strides).
+/// A dense NHWC copy of v (any strides) in the calling thread's scratch for the input
+/// (conv/layout.hpp: a blocked transpose where v is NCHW).
 template <class T, class V>
-Tensor<T, 4> nhwc_copy(const V& v) {
-  Tensor<T, 4> t(v.extent(0), v.extent(1), v.extent(2), v.extent(3));
-  detail::copy_view(t.as_view(), v);
-  return t;
+nhwc<const T> nhwc_copy(const V& v) {
+  return dense_nhwc<const T>(gather_nhwc<relayout_in_scratch>(strided_of<const T>(v)), v.extent(1), v.extent(2), v.extent(3));
 }
 
 template <class T, class V>
@@ -80,25 +79,80 @@ nhwc<T> as_nhwc(const V& v) {
   return {v.data(), v.stride(0), v.stride(1), v.stride(2)};
 }
 
+/// The epilogue of images n0 ... of a batch run a band of images at a time: the kernels count the
+/// band's pixels from 0, the epilogue sees the batch's.
+template <class Epi>
+struct band_epilogue {
+  const Epi& epi;
+  index_t n0, pixels;  // the band's first image, pixels per image
+  static constexpr bool takes_points = point_epilogue<Epi>;
+  template <class B>
+  LOOM_INLINE B apply(const B& v, index_t i, index_t j, index_t lanes) const {
+    return epi.template apply<B>(v, i + n0 * pixels, j, lanes);
+  }
+  template <class B>
+  LOOM_INLINE B apply_at(const B& v, const out_point& at, index_t j, index_t lanes) const {
+    return epi.template apply_at<B>(v, out_point{at.n + n0, at.y, at.x, at.flat + n0 * pixels}, j, lanes);
+  }
+};
+
+/// The kernel of `path` on NHWC views with unit channel stride.
+template <class P, class Epi>
+void run_nhwc(const conv2d_shape& s, const nhwc<const typename P::value_type>& src, const conv2d_packed_weights<P>& pw,
+              const nhwc<typename P::value_type>& dst, const Epi& epi, conv_path path) {
+  if (path == conv_path::winograd4 && pw.winograd()) run_winograd<4, P>(s, src, pw.vectors(), pw.winograd_data(), dst, epi);
+  else if (path == conv_path::winograd2 && pw.winograd2()) run_winograd<2, P>(s, src, pw.vectors(), pw.winograd2_data(), dst, epi);
+  else if (pw.depthwise()) run_depthwise<P>(s, src, pw, dst, epi);
+  else run_dense<P>(s, src, pw, dst, epi);
+}
+
 /// The run-time side of loom::conv2d: in and out as NHWC with unit channel stride (copies where
-/// they are not, or where out overlaps in), then the path for the shape.
+/// they are not, or where out overlaps in), then the path for the shape (chosen for the whole
+/// batch; the weights must hold its layout, else direct).
 template <class P, class OV, class IV, class Epi>
 void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d_packed_weights<P>& pw, const Epi& epi,
                 conv_algorithm algorithm) {
   using T = typename P::value_type;
   if (s.N * s.OH * s.OW * s.CO == 0) return;
-  const bool in_place_in = in.stride(3) == 1 && !views_overlap(out, in);
+  const conv_path path = chosen_path<T>(s, algorithm);
+  const bool overlap = views_overlap(out, in);
+  const bool in_place_in = in.stride(3) == 1 && !overlap;
   const bool in_place_out = out.stride(3) == 1;
-  std::optional<Tensor<T, 4>> in_copy, out_copy;
-  if (!in_place_in) in_copy.emplace(nhwc_copy<T>(in));
-  if (!in_place_out) out_copy.emplace(s.N, s.OH, s.OW, s.CO);
-  const nhwc<const T> src = in_place_in ? as_nhwc<const T>(in) : as_nhwc<const T>(in_copy->as_view());
-  const nhwc<T> dst = in_place_out ? as_nhwc<T>(out) : as_nhwc<T>(out_copy->as_view());
-  if (pw.winograd() && runs_winograd<T>(s, algorithm))
-    run_winograd<P>(s, src, tile_vectors<P>(s.CO), pw.winograd_data(), dst, epi);
-  else if (pw.depthwise()) run_depthwise<P>(s, src, pw, dst, epi);
-  else run_dense<P>(s, src, pw, dst, epi);
-  if (!in_place_out) detail::copy_view(out, out_copy->as_view());
+  if (in_place_in && in_place_out) return run_nhwc<P>(s, as_nhwc<const T>(in), pw, as_nhwc<T>(out), epi, path);
+  if (overlap) {  // the whole input copied before any output is written
+    const nhwc<const T> src = nhwc_copy<T>(in);
+    const nhwc<T> dst = in_place_out ? as_nhwc<T>(out)
+                                     : dense_nhwc(loom::detail::scratch<T, relayout_out_scratch>(std::size_t(s.N * s.OH * s.OW * s.CO)),
+                                                  s.OH, s.OW, s.CO);
+    run_nhwc<P>(s, src, pw, dst, epi, path);
+    if (!in_place_out) scatter_nhwc<T>(dst.p, strided_of<T>(out));
+    return;
+  }
+  // Copies a band of images at a time (as many as fit in half of the team's L2, at least one per
+  // thread), so that each copy is still in cache when the kernel reads it or the scatter writes it
+  // out: whole-batch copies are memory-bound at batch 8 (6.4 MB each at 64 x 56 x 56). The copies
+  // are per-thread scratch of one band.
+  const index_t image_bytes = (s.H * s.W * s.C + s.OH * s.OW * s.CO) * index_t(sizeof(T));
+  const index_t team = loom::get_num_threads();
+  const index_t band = std::clamp<index_t>(team * simd::l2_cache_bytes() / 2 / std::max<index_t>(image_bytes, 1), team, s.N);
+  const strided4<const T> iv = strided_of<const T>(in);
+  const strided4<T> ov = strided_of<T>(out);
+  for (index_t n0 = 0; n0 < s.N; n0 += band) {
+    conv2d_shape sb = s;
+    sb.N = std::min(band, s.N - n0);
+    strided4<const T> ib = iv;
+    ib.p += n0 * iv.sn, ib.N = sb.N;
+    strided4<T> ob = ov;
+    ob.p += n0 * ov.sn, ob.N = sb.N;
+    const nhwc<const T> src =
+        in_place_in ? nhwc<const T>{ib.p, ib.sn, ib.sh, ib.sw} : dense_nhwc<const T>(gather_nhwc<relayout_in_scratch>(ib), s.H, s.W, s.C);
+    const nhwc<T> dst = in_place_out ? nhwc<T>{ob.p, ob.sn, ob.sh, ob.sw}
+                                     : dense_nhwc(loom::detail::scratch<T, relayout_out_scratch>(std::size_t(sb.N * s.OH * s.OW * s.CO)),
+                                                  s.OH, s.OW, s.CO);
+    if constexpr (gemm_detail::is_identity_epilogue<Epi>) run_nhwc<P>(sb, src, pw, dst, epi, path);
+    else run_nhwc<P>(sb, src, pw, dst, band_epilogue<Epi>{epi, n0, s.OH * s.OW}, path);
+    if (!in_place_out) scatter_nhwc<T>(dst.p, ob);
+  }
 }
 
 template <class P, class O, class I>
@@ -136,11 +190,13 @@ auto pack_conv2d_weights(const WM& w, const conv2d_params& p = {}) {
   if (wv.extent(3) % p.groups != 0)
     conv_detail::fail(detail::cat("groups ", p.groups, " does not divide the ", wv.extent(3), " output channels of weights '",
                                   wv.name(), "' (dimension 3)"));
-  if (p.algorithm == conv_algorithm::winograd && !conv_detail::winograd_applies(wv.extent(0), wv.extent(1), p))
-    conv_detail::fail(detail::cat("conv_algorithm::winograd needs a 3 x 3 window, stride 1, dilation 1 and one group; weights '",
-                                  wv.name(), "' are ", wv.extent(0), " x ", wv.extent(1)));
+  const bool asks_winograd = p.algorithm == conv_algorithm::winograd || p.algorithm == conv_algorithm::winograd_2x2;
+  if (asks_winograd && !conv_detail::winograd_applies(wv.extent(0), wv.extent(1), p))
+    conv_detail::fail(detail::cat(p.algorithm == conv_algorithm::winograd ? "conv_algorithm::winograd" : "conv_algorithm::winograd_2x2",
+                                  " needs a 3 x 3 window, stride 1, dilation 1 and one group; weights '", wv.name(), "' are ",
+                                  wv.extent(0), " x ", wv.extent(1)));
   return conv2d_packed_weights<P>::pack(
-      wv, p.groups, conv_detail::packs_winograd(wv.extent(0), wv.extent(1), wv.extent(2) * p.groups, wv.extent(3), p));
+      wv, p.groups, conv_detail::packed_layouts(wv.extent(0), wv.extent(1), wv.extent(2) * p.groups, wv.extent(3), p));
 }
 
 /// out = epilogue(convolution of in with weights w under p).
@@ -172,8 +228,9 @@ void conv2d_checked(OM&& out, const IM& in, const WM& w, const conv2d_params& p,
     }
   }
   // Packed before anything is written, so weights that overlap the output are read intact.
-  const bool winograd = conv_detail::runs_winograd<T>(s, p.algorithm);
-  conv_detail::run_packed<P>(s, o, i, conv2d_packed_weights<P>::pack(wv, p.groups, winograd, true), epilogue, p.algorithm);
+  const conv_path path = conv_detail::chosen_path<T>(s, p.algorithm);
+  conv_detail::run_packed<P>(s, o, i, conv2d_packed_weights<P>::pack(wv, p.groups, conv_detail::layout_for(path), true), epilogue,
+                             p.algorithm);
 }
 }  // namespace conv_detail
 
@@ -193,6 +250,9 @@ void conv2d_packed_checked(OM&& out, const IM& in, const conv2d_packed_weights<P
   const conv2d_shape s = conv_detail::check(o, i, conv_detail::packed_shape<P>{w}, p);
   if (p.algorithm == conv_algorithm::winograd && !w.winograd())
     conv_detail::fail("conv_algorithm::winograd: the weights were not packed for Winograd (pack them with the same parameters)");
+  if (p.algorithm == conv_algorithm::winograd_2x2 && !w.winograd2())
+    conv_detail::fail("conv_algorithm::winograd_2x2: the weights were not packed for Winograd F(2 x 2, 3 x 3) (pack them with the same "
+                      "parameters)");
   conv_detail::run_packed<P>(s, o, i, w, epilogue, p.algorithm);
 }
 }  // namespace conv_detail

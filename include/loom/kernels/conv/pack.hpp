@@ -27,6 +27,7 @@ namespace conv_detail {
 /// The scratch purposes of weights packed by a call for itself (pack's in_scratch).
 struct direct_layout_scratch {};
 struct winograd_layout_scratch {};
+struct winograd2_layout_scratch {};
 
 struct aligned_delete {
   void operator()(void* p) const { ::operator delete(p, std::align_val_t{64}); }
@@ -52,16 +53,19 @@ constexpr index_t tile_vectors(index_t COg) {
   return P::vectors;
 }
 
-/// The weights transformed and packed: for each block b of NR output channels, 36 matrices
-/// C x NR (one per position xi of the 6 x 6 tile), U[((b * 36 + xi) * C + c) * NR + j].
-template <class P, class WR>
+/// The weights transformed for F(M x M, 3 x 3) (M = 4 or 2; A = M + 2) and packed: for each
+/// block b of NR output channels, A^2 matrices C x NR (one per position xi of the A x A tile),
+/// U[((b * A^2 + xi) * C + c) * NR + j].
+template <class P, index_t M, class WR>
 void winograd_pack(const WR& w, index_t C, index_t CO, index_t NR, typename P::value_type* dst) {
   using T = typename P::value_type;
+  constexpr index_t A = M + 2, A2 = A * A;
+  constexpr std::size_t a = std::size_t(A);
   const index_t blocks = (CO + NR - 1) / NR;
   // A block's NR output channels at once, innermost in every loop: the arithmetic vectorizes and
-  // each of the 36 rows a channel c writes is contiguous (one pair at a time ran 90 ns per pair).
+  // each of the rows a channel c writes is contiguous (one pair at a time ran 90 ns per pair).
   const std::size_t nr = std::size_t(NR);
-  std::vector<double> g(9 * nr), gt(18 * nr), u(36 * nr);
+  std::vector<double> g(9 * nr), gt(3 * a * nr), u(a * a * nr);
   for (index_t b = 0; b < blocks; ++b)
     for (index_t c = 0; c < C; ++c) {
       for (index_t k = 0; k < 9; ++k)
@@ -69,27 +73,34 @@ void winograd_pack(const WR& w, index_t C, index_t CO, index_t NR, typename P::v
           const index_t co = b * NR + j;
           g[std::size_t(k) * nr + std::size_t(j)] = co < CO ? double(w(k / 3, k % 3, c, co)) : 0.0;
         }
-      // G g (6 x 3) then (G g) G^T (6 x 6): step is G applied to 3 values, on NR lanes at a time.
+      // G g (A x 3) then (G g) G^T (A x A): step is G applied to 3 values, on NR lanes at a time.
       auto step = [&](const double* x0, const double* x1, const double* x2, double* out, std::size_t stride) {
         // Multiplications by the reciprocals (in double, within an ulp of the quotients): the
         // divisions made packing cost as much as the layer's products.
-        constexpr double r4 = 1.0 / 4, r6 = 1.0 / 6, r12 = 1.0 / 12, r24 = 1.0 / 24;
+        constexpr double r2 = 1.0 / 2, r4 = 1.0 / 4, r6 = 1.0 / 6, r12 = 1.0 / 12, r24 = 1.0 / 24;
         for (std::size_t j = 0; j < nr; ++j) {
-          const double a = x0[j], m = x1[j], z = x2[j];
-          out[0 * stride + j] = a * r4;
-          out[1 * stride + j] = -(a + m + z) * r6;
-          out[2 * stride + j] = -(a - m + z) * r6;
-          out[3 * stride + j] = a * r24 + m * r12 + z * r6;
-          out[4 * stride + j] = a * r24 - m * r12 + z * r6;
-          out[5 * stride + j] = z;
+          const double p0 = x0[j], p1 = x1[j], p2 = x2[j];
+          if constexpr (M == 4) {
+            out[0 * stride + j] = p0 * r4;
+            out[1 * stride + j] = -(p0 + p1 + p2) * r6;
+            out[2 * stride + j] = -(p0 - p1 + p2) * r6;
+            out[3 * stride + j] = p0 * r24 + p1 * r12 + p2 * r6;
+            out[4 * stride + j] = p0 * r24 - p1 * r12 + p2 * r6;
+            out[5 * stride + j] = p2;
+          } else {
+            out[0 * stride + j] = p0;
+            out[1 * stride + j] = (p0 + p1 + p2) * r2;
+            out[2 * stride + j] = (p0 - p1 + p2) * r2;
+            out[3 * stride + j] = p2;
+          }
         }
       };
       for (std::size_t kx = 0; kx < 3; ++kx)  // column kx of g -> column kx of G g: gt[(i * 3 + kx)]
         step(&g[(0 + kx) * nr], &g[(3 + kx) * nr], &g[(6 + kx) * nr], &gt[kx * nr], 3 * nr);
-      for (std::size_t i = 0; i < 6; ++i)  // row i of G g -> row i of U: u[(i * 6 + k)]
-        step(&gt[(i * 3 + 0) * nr], &gt[(i * 3 + 1) * nr], &gt[(i * 3 + 2) * nr], &u[i * 6 * nr], nr);
-      for (index_t xi = 0; xi < 36; ++xi)
-        for (index_t j = 0; j < NR; ++j) dst[((b * 36 + xi) * C + c) * NR + j] = T(u[std::size_t(xi) * nr + std::size_t(j)]);
+      for (std::size_t i = 0; i < a; ++i)  // row i of G g -> row i of U: u[(i * A + k)]
+        step(&gt[(i * 3 + 0) * nr], &gt[(i * 3 + 1) * nr], &gt[(i * 3 + 2) * nr], &u[i * a * nr], nr);
+      for (index_t xi = 0; xi < A2; ++xi)
+        for (index_t j = 0; j < NR; ++j) dst[((b * A2 + xi) * C + c) * NR + j] = T(u[std::size_t(xi) * nr + std::size_t(j)]);
     }
 }
 
@@ -115,35 +126,46 @@ class conv2d_packed_weights {
   bool depthwise() const { return depthwise_; }
   /// Whether the weights are also transformed for Winograd F(4 x 4, 3 x 3) (winograd.hpp).
   bool winograd() const { return wino_ != nullptr; }
+  /// Whether they are also transformed for F(2 x 2, 3 x 3).
+  bool winograd2() const { return wino2_ != nullptr; }
+  /// Whether they hold the direct kernels' layout.
+  bool direct() const { return direct_ != nullptr; }
   /// The direct kernels' layout.
   const value_type* data() const { return direct_; }
-  /// The Winograd layout (null when not packed for it), with vectors() vectors per tile.
+  /// The F(4 x 4, 3 x 3) layout (null when not packed for it), with vectors() vectors per tile.
   const value_type* winograd_data() const { return wino_; }
-  std::size_t bytes() const { return (size_ + wino_size_) * sizeof(value_type); }
+  /// The F(2 x 2, 3 x 3) layout (null when not packed for it).
+  const value_type* winograd2_data() const { return wino2_; }
+  std::size_t bytes() const { return (size_ + wino_size_ + wino2_size_) * sizeof(value_type); }
 
-  /// Packs w (KH x KW x Cg x CO, any strides) for `groups` groups, and with `winograd` (a 3 x 3
-  /// window, one group) transformed for Winograd as well: which one runs is chosen per call.
+  /// Packs w (KH x KW x Cg x CO, any strides) for `groups` groups in the layouts `which` asks for
+  /// (the Winograd ones need a 3 x 3 window and one group): the call chooses among them.
   ///
-  /// With `in_scratch` (a call that packs for itself: unpacked conv2d, index notation) the layouts
-  /// live in the calling thread's grow-only scratch, reused from call to call, rather than in a
-  /// fresh allocation whose first touch page-faults (0.4 ms of a 0.3 ms Winograd layer); the
-  /// object is then valid until the thread packs again, and a call that has chosen Winograd packs
-  /// only that layout.
+  /// With `in_scratch` (a call that packs for itself: unpacked conv2d, index notation, which pack
+  /// only the layout they run) the layouts live in the calling thread's grow-only scratch, reused
+  /// from call to call, rather than in a fresh allocation whose first touch page-faults (0.4 ms of
+  /// a 0.3 ms Winograd layer); the object is then valid until the thread packs again.
   template <class WV>
-  static conv2d_packed_weights pack(const WV& w, index_t groups, bool winograd = false, bool in_scratch = false) {
+  static conv2d_packed_weights pack(const WV& w, index_t groups, conv_detail::conv_layouts which, bool in_scratch = false) {
     conv2d_packed_weights r;
     r.in_scratch_ = in_scratch;
     r.kh_ = w.extent(0), r.kw_ = w.extent(1), r.cg_ = w.extent(2), r.co_ = w.extent(3), r.groups_ = groups;
     const index_t C = r.cg_ * groups, COg = r.co_ / groups;
     r.depthwise_ = groups == C && groups > 1 && r.cg_ == 1 && COg == 1;
     const index_t taps = r.kh_ * r.kw_;
-    if (winograd) {
-      const index_t NR = conv_detail::tile_vectors<P>(r.co_) * P::lanes, blocks = (r.co_ + NR - 1) / NR;
-      r.wino_size_ = std::size_t(blocks * 36 * r.cg_ * NR);
+    if (which.winograd4 || which.winograd2) r.vectors_ = conv_detail::tile_vectors<P>(r.co_);
+    const index_t NRw = r.vectors_ * P::lanes, wblocks = (r.co_ + NRw - 1) / NRw;
+    if (which.winograd4) {
+      r.wino_size_ = std::size_t(wblocks * 36 * r.cg_ * NRw);
       r.wino_ = r.template storage<conv_detail::winograd_layout_scratch>(r.owned_wino_, r.wino_size_);
-      conv_detail::winograd_pack<P>(w, r.cg_, r.co_, NR, r.wino_);
-      if (in_scratch) return r;  // this call runs Winograd: no direct layout
+      conv_detail::winograd_pack<P, 4>(w, r.cg_, r.co_, NRw, r.wino_);
     }
+    if (which.winograd2) {
+      r.wino2_size_ = std::size_t(wblocks * 16 * r.cg_ * NRw);
+      r.wino2_ = r.template storage<conv_detail::winograd2_layout_scratch>(r.owned_wino2_, r.wino2_size_);
+      conv_detail::winograd_pack<P, 2>(w, r.cg_, r.co_, NRw, r.wino2_);
+    }
+    if (!which.direct) return r;
     if (r.depthwise_) {
       r.vectors_ = 1;
       value_type* d = r.allocate(std::size_t(taps * r.co_));
@@ -183,10 +205,11 @@ class conv2d_packed_weights {
     owned.reset(static_cast<value_type*>(::operator new(std::max<std::size_t>(n, 1) * sizeof(value_type), std::align_val_t{64})));
     return owned.get();
   }
-  std::unique_ptr<value_type[], conv_detail::aligned_delete> owned_, owned_wino_;
+  std::unique_ptr<value_type[], conv_detail::aligned_delete> owned_, owned_wino_, owned_wino2_;
   value_type* direct_ = nullptr;
   value_type* wino_ = nullptr;
-  std::size_t size_ = 0, wino_size_ = 0;
+  value_type* wino2_ = nullptr;
+  std::size_t size_ = 0, wino_size_ = 0, wino2_size_ = 0;
   index_t kh_ = 0, kw_ = 0, cg_ = 0, co_ = 0, groups_ = 1, vectors_ = 1;
   bool depthwise_ = false, in_scratch_ = false;
 };

@@ -14,6 +14,7 @@
 #include "../../core/config.hpp"
 #include "../../core/error.hpp"
 #include "../../core/message.hpp"
+#include "../../simd/cache.hpp"
 
 namespace loom {
 
@@ -27,9 +28,10 @@ struct conv2d_padding {
   constexpr conv2d_padding(index_t t, index_t l, index_t b, index_t r) : top(t), left(l), bottom(b), right(r) {}
 };
 
-/// How a convolution is computed. `automatic`: Winograd F(4 x 4, 3 x 3) where it applies and pays
-/// (conv_detail::prefers_winograd), else direct.
-enum class conv_algorithm { automatic, direct, winograd };
+/// How a convolution is computed. `winograd`: Winograd F(4 x 4, 3 x 3); `winograd_2x2`:
+/// F(2 x 2, 3 x 3) (fewer savings, a fifth of the error, 16 rather than 36 transformed matrices).
+/// `automatic`: F(4 x 4) where it applies and pays, else direct (conv_detail::chosen_path).
+enum class conv_algorithm { automatic, direct, winograd, winograd_2x2 };
 
 /// A convolution's parameters, by name: `loom::conv2d_params{.stride = {2, 2}, .padding = 1}`.
 struct conv2d_params {
@@ -50,14 +52,16 @@ struct conv2d_shape {
   index_t pt, pl;         // padding top, left (bottom and right only shape OH, OW)
   double pad_value = 0;   // what the padding holds (constant_exterior's value in index notation)
 
-  /// Whether Winograd pays for this shape: enough 4 x 4 output tiles in the batch (16) to reuse
-  /// the transformed weights (36 x C x CO values, streamed once per run of tiles), or weights small
-  /// enough to stay near the core (2 MiB). Measurements: docs/tuning.md#winograd-choice.
+  /// Whether Winograd F(4 x 4, 3 x 3) pays for this shape: enough 4 x 4 output tiles in the
+  /// batch (16) to reuse the transformed weights (36 x C x CO values, streamed once per run of
+  /// tiles), or transformed weights that stay in the last-level cache (half of it) from call to
+  /// call. Measurements: docs/tuning.md#winograd-choice.
   template <class T>
-  constexpr bool winograd_pays() const {
-    const index_t tiles = N * ((OH + 3) / 4) * ((OW + 3) / 4);
-    return tiles >= 16 || 36.0 * double(C) * double(CO) * double(sizeof(T)) <= 2.0 * 1024 * 1024;
+  bool winograd_pays() const {
+    return tiles(4) >= 16 || 36.0 * double(C) * double(CO) * double(sizeof(T)) <= double(simd::last_level_cache_bytes()) / 2;
   }
+  /// Output tiles of M x M in the batch.
+  constexpr index_t tiles(index_t M) const { return N * ((OH + M - 1) / M) * ((OW + M - 1) / M); }
 };
 
 namespace conv_detail {
@@ -77,20 +81,48 @@ constexpr bool winograd_applies(index_t KH, index_t KW, const conv2d_params& p) 
 constexpr bool winograd_applies(const conv2d_shape& s) {
   return s.KH == 3 && s.KW == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.groups == 1;
 }
-/// Whether weights are worth packing for Winograd too: it applies, and is asked for or may be
-/// chosen (automatic, with both channel counts filling a vector).
-constexpr bool packs_winograd(index_t KH, index_t KW, index_t C, index_t CO, const conv2d_params& p) {
-  if (p.algorithm == conv_algorithm::direct || !winograd_applies(KH, KW, p)) return false;
-  return p.algorithm == conv_algorithm::winograd || (C >= 16 && CO >= 16);
+/// The layouts a packing holds; a call runs one of them (chosen_path).
+struct conv_layouts {
+  bool direct = true, winograd4 = false, winograd2 = false;
+};
+
+/// Which algorithm a call runs.
+enum class conv_path { direct, winograd4, winograd2 };
+
+/// Whether Winograd may be chosen automatically: it applies and both channel counts fill a vector.
+constexpr bool winograd_candidate(index_t C, index_t CO) { return C >= 16 && CO >= 16; }
+
+/// The layouts pack_conv2d_weights holds for parameters p (the image's size is not known yet, so
+/// every layout the call may choose): direct, F(4 x 4) when it may be chosen, F(2 x 2) when it is
+/// asked for.
+constexpr conv_layouts packed_layouts(index_t KH, index_t KW, index_t C, index_t CO, const conv2d_params& p) {
+  conv_layouts l;
+  if (p.algorithm == conv_algorithm::direct || !winograd_applies(KH, KW, p)) return l;
+  l.winograd4 = p.algorithm == conv_algorithm::winograd || (p.algorithm == conv_algorithm::automatic && winograd_candidate(C, CO));
+  l.winograd2 = p.algorithm == conv_algorithm::winograd_2x2;
+  return l;
 }
 
-/// The choice a call makes (weights packed for Winograd, or packed by the call): Winograd when
-/// asked for, or under automatic when it applies, both channel counts fill a vector and the
-/// shape pays for it (conv2d_shape::winograd_pays).
+/// The algorithm a call runs: the one asked for, or under automatic F(4 x 4) where it applies and
+/// pays (conv2d_shape::winograd_pays), else direct. F(2 x 2) only when asked for: measured, it
+/// never beat the better of the other two (docs/tuning.md#winograd-choice).
 template <class T>
-constexpr bool runs_winograd(const conv2d_shape& s, conv_algorithm algorithm) {
-  if (algorithm == conv_algorithm::direct || !winograd_applies(s)) return false;
-  return algorithm == conv_algorithm::winograd || (s.C >= 16 && s.CO >= 16 && s.template winograd_pays<T>());
+conv_path chosen_path(const conv2d_shape& s, conv_algorithm algorithm) {
+  if (algorithm == conv_algorithm::direct || !winograd_applies(s)) return conv_path::direct;
+  if (algorithm == conv_algorithm::winograd) return conv_path::winograd4;
+  if (algorithm == conv_algorithm::winograd_2x2) return conv_path::winograd2;
+  return winograd_candidate(s.C, s.CO) && s.template winograd_pays<T>() ? conv_path::winograd4 : conv_path::direct;
+}
+
+/// Whether the call runs either Winograd (the layout its weights need).
+template <class T>
+bool runs_winograd(const conv2d_shape& s, conv_algorithm algorithm) {
+  return chosen_path<T>(s, algorithm) != conv_path::direct;
+}
+
+/// The one layout a call that packs for itself needs.
+constexpr conv_layouts layout_for(conv_path path) {
+  return {path == conv_path::direct, path == conv_path::winograd4, path == conv_path::winograd2};
 }
 
 [[noreturn]] LOOM_COLD inline void fail(const std::string& what) { throw shape_error("loom::conv2d: " + what); }
@@ -122,8 +154,9 @@ conv2d_shape check(const OV& out, const IV& in, const WV& w, const conv2d_params
   if (s.Cg != s.C / s.groups)
     fail(detail::cat("weights ", name(w), " dimension 2 has extent ", s.Cg, " but input ", name(in), " has ", s.C,
                      " channels in ", s.groups, " group(s): ", s.C / s.groups, " per group (weights are KH x KW x C/groups x CO)"));
-  if (p.algorithm == conv_algorithm::winograd && !winograd_applies(s.KH, s.KW, p))
-    fail(detail::cat("conv_algorithm::winograd needs a 3 x 3 window, stride 1, dilation 1 and one group; weights ", name(w),
+  if ((p.algorithm == conv_algorithm::winograd || p.algorithm == conv_algorithm::winograd_2x2) && !winograd_applies(s.KH, s.KW, p))
+    fail(detail::cat(p.algorithm == conv_algorithm::winograd ? "conv_algorithm::winograd" : "conv_algorithm::winograd_2x2",
+                     " needs a 3 x 3 window, stride 1, dilation 1 and one group; weights ", name(w),
                      " are ", s.KH, " x ", s.KW, ", stride (", p.stride[0], ", ", p.stride[1], "), dilation (", p.dilation[0], ", ",
                      p.dilation[1], "), groups ", p.groups));
   if (s.KH < 1 || s.KW < 1) fail(detail::cat("weights ", name(w), " have an empty window (", s.KH, " x ", s.KW, ")"));

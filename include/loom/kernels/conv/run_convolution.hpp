@@ -185,14 +185,14 @@ void run_convolution(const Def& def) {
     // kernel measured 2-10 % faster on 1 x 1 layers (docs/conv.md).
     auto go = [&](const auto& epi) {
       if constexpr (R::depthwise) {
-        const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, false, true);
+        const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, conv_layouts{}, true);
         if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
         else run_dense<P>(s, src, packed, dst, epi);  // one channel: a dense 1-channel layer
       } else {
-        const bool winograd = runs_winograd<T>(s, conv_algorithm::automatic);
-        const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, winograd, true);
-        if (winograd) run_winograd<P>(s, src, tile_vectors<P>(s.CO), packed.winograd_data(), dst, epi);
-        else run_dense<P>(s, src, packed, dst, epi);
+        const conv_path path = chosen_path<T>(s, conv_algorithm::automatic);
+        const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, layout_for(path), true);
+        if (path == conv_path::winograd4) run_winograd<4, P>(s, src, packed.vectors(), packed.winograd_data(), dst, epi);
+        else run_dense<P>(s, src, packed, dst, epi);  // (automatic never chooses F(2 x 2))
       }
     };
     if constexpr (CV::bare && !CV::accumulates) go(identity_epilogue{});

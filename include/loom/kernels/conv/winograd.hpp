@@ -51,6 +51,35 @@ LOOM_INLINE void winograd_at(const B& x0, const B& x1, const B& x2, const B& x3,
   r[3] = simd::fma(B(T(8)), d, b) + x5;
 }
 
+/// B^T x for 4 values: F(2 x 2, 3 x 3)'s input transform.
+template <class B>
+LOOM_INLINE void winograd_bt(const B& x0, const B& x1, const B& x2, const B& x3, B* r) {
+  r[0] = x0 - x2;
+  r[1] = x1 + x2;
+  r[2] = x2 - x1;
+  r[3] = x1 - x3;
+}
+
+/// A^T x for 4 values: F(2 x 2, 3 x 3)'s output transform (4 -> 2).
+template <class B>
+LOOM_INLINE void winograd_at(const B& x0, const B& x1, const B& x2, const B& x3, B* r) {
+  r[0] = x0 + x1 + x2;
+  r[1] = x1 - x2 - x3;
+}
+
+/// The 1-D steps of F(M x M, 3 x 3) on the A = M + 2 values x[0], x[stride], ...: B^T (A -> A)
+/// and A^T (A -> M).
+template <index_t M, class B>
+LOOM_INLINE void input_step(const B* x, std::size_t stride, B* r) {
+  if constexpr (M == 4) winograd_bt(x[0], x[stride], x[2 * stride], x[3 * stride], x[4 * stride], x[5 * stride], r);
+  else winograd_bt(x[0], x[stride], x[2 * stride], x[3 * stride], r);
+}
+template <index_t M, class B>
+LOOM_INLINE void output_step(const B* x, std::size_t stride, B* r) {
+  if constexpr (M == 4) winograd_at(x[0], x[stride], x[2 * stride], x[3 * stride], x[4 * stride], x[5 * stride], r);
+  else winograd_at(x[0], x[stride], x[2 * stride], x[3 * stride], r);
+}
+
 /// Tiles per work item: three register tiles of the GEMM step.
 template <class P, index_t V>
 inline constexpr index_t winograd_run = 3 * tile_pixels<P, V>;
@@ -87,75 +116,76 @@ void winograd_gemm(index_t C, const typename P::value_type* __restrict vx, index
   }(std::make_integer_sequence<index_t, MR * V>{});
 }
 
-/// One work item: tiles q0 .. q0 + count - 1 of the batch (q = (n * TH + ty) * TW + tx: a run may
-/// span images, so small images fill it), block b of NR output channels, U the block's
-/// transformed weights.
-template <class P, index_t V, class Epi>
+/// One work item of F(M x M, 3 x 3): tiles q0 .. q0 + count - 1 of the batch (q = (n * TH + ty)
+/// * TW + tx: a run may span images, so small images fill it), block b of NR output channels, U
+/// the block's transformed weights.
+template <index_t M, class P, index_t V, class Epi>
 void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* u,
                    const nhwc<typename P::value_type>& out, index_t q0, index_t count, index_t b, const Epi& epi) {
   using T = typename P::value_type;
   using B = simd::batch<T, std::size_t(P::lanes)>;
   constexpr index_t MR = tile_pixels<P, V>, W = P::lanes, NR = V * W, TB = winograd_run<P, V>;
-  const index_t TW = (s.OW + 3) / 4, tiles = (s.OH + 3) / 4 * TW;
+  constexpr index_t A = M + 2, A2 = A * A;  // the input tile's side, and the positions xi
+  constexpr std::size_t a = std::size_t(A);
+  const index_t TW = (s.OW + M - 1) / M, tiles = (s.OH + M - 1) / M * TW;
   const index_t cp = (s.C + W - 1) / W * W;  // a row of V per tile: channels rounded up to vectors
-  T* vbuf = detail::scratch<T, winograd_v_scratch>(std::size_t(36 * TB * cp));
-  T* mbuf = detail::scratch<T, winograd_m_scratch>(std::size_t(36 * TB * NR));
+  T* vbuf = detail::scratch<T, winograd_v_scratch>(std::size_t(A2 * TB * cp));
+  T* mbuf = detail::scratch<T, winograd_m_scratch>(std::size_t(A2 * TB * NR));
   const index_t groups = (count + MR - 1) / MR;
   const T pad = T(s.pad_value);
+  const index_t co0 = b * NR, nco = std::min<index_t>(NR, s.CO - co0);
 
   // V = B^T d B for every tile of the run (tiles past `count`, up to whole register tiles, are 0).
   for (index_t t = 0; t < groups * MR; ++t) {
     if (t >= count) {
-      for (index_t xi = 0; xi < 36; ++xi) std::fill_n(vbuf + (xi * TB + t) * cp, cp, T(0));
+      for (index_t xi = 0; xi < A2; ++xi) std::fill_n(vbuf + (xi * TB + t) * cp, cp, T(0));
       continue;
     }
-    const index_t n = (q0 + t) / tiles, q = (q0 + t) % tiles, y0 = q / TW * 4 - s.pt, x0 = q % TW * 4 - s.pl;
+    const index_t n = (q0 + t) / tiles, q = (q0 + t) % tiles, y0 = q / TW * M - s.pt, x0 = q % TW * M - s.pl;
     for (index_t c = 0; c < cp; c += W) {
       const index_t live = std::min<index_t>(W, s.C - c);
-      std::array<B, 36> d;
-      for (index_t i = 0; i < 6; ++i)
-        for (index_t j = 0; j < 6; ++j) {
+      std::array<B, std::size_t(A2)> d;
+      for (index_t i = 0; i < A; ++i)
+        for (index_t j = 0; j < A; ++j) {
           const index_t iy = y0 + i, ix = x0 + j;
-          B& v = d[std::size_t(i * 6 + j)];
+          B& v = d[std::size_t(i * A + j)];
           // Lanes past C are never read by the GEMM step: a padded vector may fill them too.
           if (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) v = B(pad);
           else v = live == W ? B::load_unaligned(in.pixel(n, iy, ix) + c) : simd::load_first<B>(in.pixel(n, iy, ix) + c, live);
         }
-      std::array<B, 36> x;  // B^T d, column by column
-      for (std::size_t j = 0; j < 6; ++j) {
-        B r[6];
-        winograd_bt(d[j], d[6 + j], d[12 + j], d[18 + j], d[24 + j], d[30 + j], r);
-        for (std::size_t i = 0; i < 6; ++i) x[i * 6 + j] = r[i];
+      std::array<B, std::size_t(A2)> x;  // B^T d, column by column
+      for (std::size_t j = 0; j < a; ++j) {
+        B r[A];
+        input_step<M>(&d[j], a, r);
+        for (std::size_t i = 0; i < a; ++i) x[i * a + j] = r[i];
       }
-      for (std::size_t i = 0; i < 6; ++i) {  // (B^T d) B, row by row
-        B r[6];
-        winograd_bt(x[i * 6], x[i * 6 + 1], x[i * 6 + 2], x[i * 6 + 3], x[i * 6 + 4], x[i * 6 + 5], r);
-        for (std::size_t j = 0; j < 6; ++j) r[j].store_aligned(vbuf + ((index_t(i * 6 + j)) * TB + t) * cp + c);
+      for (std::size_t i = 0; i < a; ++i) {  // (B^T d) B, row by row
+        B r[A];
+        input_step<M>(&x[i * a], 1, r);
+        for (std::size_t j = 0; j < a; ++j) r[j].store_aligned(vbuf + ((index_t(i * a + j)) * TB + t) * cp + c);
       }
     }
   }
   // M(xi) = V(xi) U(xi), three register tiles per position.
-  for (index_t xi = 0; xi < 36; ++xi)
+  for (index_t xi = 0; xi < A2; ++xi)
     for (index_t g = 0; g < groups; ++g)
       winograd_gemm<P, V>(s.C, vbuf + (xi * TB + g * MR) * cp, cp, u + xi * s.C * NR, mbuf + (xi * TB + g * MR) * NR);
   // Y = A^T M A per tile and vector of channels, then the epilogue, then the store.
-  const index_t co0 = b * NR, nco = std::min<index_t>(NR, s.CO - co0);
   for (index_t t = 0; t < count; ++t) {
-    const index_t n = (q0 + t) / tiles, q = (q0 + t) % tiles, oy0 = q / TW * 4, ox0 = q % TW * 4;
+    const index_t n = (q0 + t) / tiles, q = (q0 + t) % tiles, oy0 = q / TW * M, ox0 = q % TW * M;
     for (index_t r = 0; r * W < nco; ++r) {
-      std::array<B, 24> x;  // A^T M: 4 x 6
-      for (std::size_t j = 0; j < 6; ++j) {
-        B m[6], o[4];
-        for (std::size_t i = 0; i < 6; ++i) m[i] = B::load_aligned(mbuf + (index_t(i * 6 + j) * TB + t) * NR + r * W);
-        winograd_at(m[0], m[1], m[2], m[3], m[4], m[5], o);
-        for (std::size_t i = 0; i < 4; ++i) x[i * 6 + j] = o[i];
+      std::array<B, std::size_t(M * A)> x;  // A^T M: M x A
+      for (std::size_t j = 0; j < a; ++j) {
+        B m[A], o[M];
+        for (std::size_t i = 0; i < a; ++i) m[i] = B::load_aligned(mbuf + (index_t(i * a + j) * TB + t) * NR + r * W);
+        output_step<M>(m, 1, o);
+        for (std::size_t i = 0; i < std::size_t(M); ++i) x[i * a + j] = o[i];
       }
       const index_t lanes = std::min<index_t>(W, nco - r * W);
-      for (index_t i = 0; i < 4 && oy0 + i < s.OH; ++i) {
-        B o[4];
-        const std::size_t k = std::size_t(i) * 6;
-        winograd_at(x[k], x[k + 1], x[k + 2], x[k + 3], x[k + 4], x[k + 5], o);
-        for (index_t j = 0; j < 4 && ox0 + j < s.OW; ++j)
+      for (index_t i = 0; i < M && oy0 + i < s.OH; ++i) {
+        B o[M];
+        output_step<M>(&x[std::size_t(i) * a], 1, o);
+        for (index_t j = 0; j < M && ox0 + j < s.OW; ++j)
           store_vector(o[j], out.pixel(n, oy0 + i, ox0 + j) + co0 + r * W, lanes, epi,
                        out_point{n, oy0 + i, ox0 + j, (n * s.OH + oy0 + i) * s.OW + ox0 + j}, co0 + r * W);
       }
@@ -163,27 +193,29 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
   }
 }
 
-template <class P, index_t V, class Epi>
+template <index_t M, class P, index_t V, class Epi>
 void run_winograd_v(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* u,
                     const nhwc<typename P::value_type>& out, const Epi& epi) {
-  constexpr index_t NR = V * P::lanes, TB = winograd_run<P, V>;
+  constexpr index_t NR = V * P::lanes, TB = winograd_run<P, V>, A2 = (M + 2) * (M + 2);
   const index_t blocks = (s.CO + NR - 1) / NR;
-  const index_t tiles = s.N * ((s.OH + 3) / 4) * ((s.OW + 3) / 4), runs = (tiles + TB - 1) / TB;
+  const index_t tiles = s.N * ((s.OH + M - 1) / M) * ((s.OW + M - 1) / M), runs = (tiles + TB - 1) / TB;
   // Runs innermost: a thread's consecutive items share one block of transformed weights.
   for_items(blocks * runs, [&](index_t t) {
     const index_t r = t % runs, b = t / runs;
-    winograd_item<P, V>(s, in, u + b * 36 * s.C * NR, out, r * TB, std::min(TB, tiles - r * TB), b, epi);
+    winograd_item<M, P, V>(s, in, u + b * A2 * s.C * NR, out, r * TB, std::min(TB, tiles - r * TB), b, epi);
   });
 }
 
-/// The Winograd path, for weights packed for it (the tile width they were packed for).
-template <class P, class Epi>
+/// The Winograd path F(M x M, 3 x 3), for weights transformed for it (the tile width they were
+/// packed for).
+template <index_t M, class P, class Epi>
 void run_winograd(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, index_t vectors,
                   const typename P::value_type* u, const nhwc<typename P::value_type>& out, const Epi& epi) {
+  static_assert(M == 4 || M == 2, "loom: Winograd F(4 x 4, 3 x 3) or F(2 x 2, 3 x 3)");
   [&]<index_t... V>(std::integer_sequence<index_t, V...>) {
     ([&] {
       if constexpr (tile_width_compiled<P>(V + 1)) {
-        if (vectors == V + 1) run_winograd_v<P, V + 1>(s, in, u, out, epi);
+        if (vectors == V + 1) run_winograd_v<M, P, V + 1>(s, in, u, out, epi);
       }
     }(), ...);
   }(std::make_integer_sequence<index_t, P::vectors>{});

@@ -1,0 +1,238 @@
+// tests/test_conv_layout.cpp — the relayout around loom::conv2d (kernels/conv/layout.hpp): inputs
+// and outputs whose channels are not unit stride (NCHW tensors seen through permuted views; views
+// into bigger NCHW tensors, padded between rows, planes and images; other orders and reversed
+// rows, which take the general path) are copied to NHWC and back. Checked: the gather and the
+// scatter themselves, element by element, over runs and channel counts at and around the block
+// (every tail), float and double; then conv2d with NCHW in and out, only in, only out, dense and
+// depthwise, 3 x 3 and 1 x 1, against the NHWC call on the same values (bit for bit: a relayout
+// changes no arithmetic) and against conv2d_reference, with nothing outside the output written,
+// on 1 and 2 threads (loom::set_num_threads).
+//
+// Few template instantiations on purpose (the file must compile quickly in CI): every convolution
+// operand is a loom::TensorView<float, 4> and there is no epilogue.
+#include "support.hpp"
+
+#include <loom/kernels/conv.hpp>
+
+using loom::index_t;
+using lt::idx_t;
+
+namespace {
+
+template <class T>
+using view4 = loom::TensorView<T, 4>;
+
+/// How a logical (N, H, W, C) view lies in its storage: the storage order of the four dimensions
+/// (outermost first), extra elements per dimension (padding the storage), and whether W runs
+/// backwards.
+struct layout {
+  const char* name;
+  std::array<std::size_t, 4> order;
+  idx_t<4> pad{};
+  bool reverse_w = false;
+};
+
+const layout nhwc{"NHWC", {0, 1, 2, 3}};
+const layout nchw{"NCHW", {0, 3, 1, 2}};
+const layout nchw_padded{"NCHW padded between rows, planes and images", {0, 3, 1, 2}, {1, 2, 3, 2}};
+const layout nchw_plane_padded{"NCHW, planes padded (rows not)", {0, 3, 1, 2}, {1, 1, 0, 0}};
+const layout cnhw{"CNHW", {3, 0, 1, 2}};
+const layout nchw_reversed{"NCHW, rows reversed", {0, 3, 1, 2}, {0, 0, 1, 0}, true};
+const layout hwcn{"HWCN", {1, 2, 3, 0}, {0, 0, 0, 1}};
+
+/// A view of extents ext in layout l over its own storage; the storage outside the view holds NaN.
+template <class T>
+struct laid {
+  std::vector<T> store;
+  view4<T> view;
+  std::vector<char> inside;
+
+  laid(const idx_t<4>& ext, const layout& l, std::string_view name) {
+    idx_t<4> big{}, strides{};
+    for (std::size_t d = 0; d < 4; ++d) big[d] = ext[d] + l.pad[d];
+    index_t acc = 1;
+    for (std::size_t k = 4; k-- > 0;) {
+      strides[l.order[k]] = acc;
+      acc *= big[l.order[k]];
+    }
+    store.assign(std::size_t(acc), std::numeric_limits<T>::quiet_NaN());
+    index_t origin = 0;  // the view starts half its padding in, along each dimension
+    for (std::size_t d = 0; d < 4; ++d) origin += (l.pad[d] + 1) / 2 * strides[d];
+    if (l.reverse_w) {
+      origin += (ext[2] - 1) * strides[2];
+      strides[2] = -strides[2];
+    }
+    view = loom::view(store.data() + origin, ext, strides, name);
+    inside.assign(store.size(), 0);
+    lt::for_each_index(ext, [&](const auto& idx) { inside[std::size_t(&lt::at(view, idx) - store.data())] = 1; });
+  }
+  /// Every storage element outside the view still holds NaN.
+  bool untouched() const {
+    for (std::size_t q = 0; q < store.size(); ++q)
+      if (!inside[q] && !std::isnan(store[q])) return false;
+    return true;
+  }
+};
+
+/// v = the values of a row-major (N, H, W, C) vector.
+template <class T>
+void set_values(const view4<T>& v, const std::vector<T>& values) {
+  std::size_t q = 0;
+  lt::for_each_index(lt::extents_of(v), [&](const auto& idx) { lt::at(v, idx) = values[q++]; });
+}
+
+/// The first element of v whose bits differ from the row-major vector want ("" if none).
+template <class T>
+std::string first_difference(const view4<T>& v, const std::vector<T>& want) {
+  std::string found;
+  std::size_t q = 0;
+  lt::for_each_index(lt::extents_of(v), [&](const auto& idx) {
+    if (found.empty() && !lt::same_bits(lt::at(v, idx), want[q]))
+      found = lt::str("at ", lt::to_string(idx), ": ", lt::at(v, idx), ", expected ", want[q]);
+    ++q;
+  });
+  return found;
+}
+
+/// loom::set_num_threads for a scope (0, the default, after it).
+struct threads_scope {
+  explicit threads_scope(int n) { loom::set_num_threads(n); }
+  ~threads_scope() { loom::set_num_threads(0); }
+  threads_scope(const threads_scope&) = delete;
+  threads_scope& operator=(const threads_scope&) = delete;
+};
+
+const layout* const every_layout[] = {&nhwc, &nchw, &nchw_padded, &nchw_plane_padded, &cnhw, &nchw_reversed, &hwcn};
+
+/// gather_nhwc and scatter_nhwc against the definition, for a view of extents ext in every layout.
+template <class T>
+void check_relayout(lt::rng_t& g, const idx_t<4>& ext) {
+  std::vector<T> values(std::size_t(lt::count(ext)));
+  for (T& v : values) v = lt::random_value<T>(g);
+  for (const layout* l : every_layout) {
+    INFO(lt::type_name<T>() << " extents " << lt::to_string(ext) << ", " << l->name);
+    laid<T> a(ext, *l, "a");
+    set_values(a.view, values);
+    const T* dense = loom::conv_detail::gather_nhwc<loom::conv_detail::relayout_in_scratch>(
+        loom::conv_detail::strided_of<const T>(a.view));
+    REQUIRE(std::equal(values.begin(), values.end(), dense, [](T x, T y) { return lt::same_bits(x, y); }));
+    laid<T> b(ext, *l, "b");
+    loom::conv_detail::scatter_nhwc<T>(values.data(), loom::conv_detail::strided_of<T>(b.view));
+    const std::string diff = first_difference(b.view, values);
+    INFO("scatter: " << diff);
+    REQUIRE(diff.empty());
+    REQUIRE(b.untouched());
+  }
+}
+
+/// A convolution's shape: N x H x W x C in, K x K window, stride, padding on every side, groups.
+struct conv_case {
+  index_t N = 1, H = 1, W = 1, C = 1, CO = 1, K = 1, stride = 1, pad = 0, groups = 1;
+  loom::conv_algorithm algorithm = loom::conv_algorithm::automatic;
+  index_t OH() const { return (H + 2 * pad - K) / stride + 1; }
+  index_t OW() const { return (W + 2 * pad - K) / stride + 1; }
+  loom::conv2d_params params() const { return {.stride = {stride, stride}, .padding = pad, .groups = groups, .algorithm = algorithm}; }
+  std::string describe() const {
+    return lt::str("N = ", N, ", H = ", H, ", W = ", W, ", C = ", C, ", CO = ", CO, ", ", K, " x ", K, ", stride ", stride, ", padding ",
+                   pad, ", groups ", groups, algorithm == loom::conv_algorithm::winograd ? ", Winograd" : "");
+  }
+};
+
+/// conv2d with `in` and `out` in the given layouts against the same call on NHWC tensors (bit for
+/// bit) and against conv2d_reference, on 1 and 2 threads.
+void check_conv(lt::rng_t& g, const conv_case& cs, std::initializer_list<std::pair<const layout*, const layout*>> layouts) {
+  const idx_t<4> in_ext{cs.N, cs.H, cs.W, cs.C}, out_ext{cs.N, cs.OH(), cs.OW(), cs.CO};
+  loom::Tensor<float, 4> in(in_ext, "in"), w("w", cs.K, cs.K, cs.C / cs.groups, cs.CO), want(out_ext, "want"), ref(out_ext, "ref");
+  lt::fill_random(in.view(), g);
+  lt::fill_random(w.view(), g);
+  const loom::conv2d_params p = cs.params();
+  // Every call on views of one type each (one instantiation of conv2d).
+  const view4<const float> in_v = in.view(), w_v = w.view();
+  view4<float> want_v = want.view(), ref_v = ref.view();
+  const auto pw = loom::pack_conv2d_weights(w_v, p);
+  loom::conv2d(want_v, in_v, pw, p);
+  loom::conv2d_reference(ref_v, in_v, w_v, p);
+  const std::vector<float> in_values(in.begin(), in.end()), want_values(want.begin(), want.end());
+  const lt::result close = lt::compare(want_v, [&](const auto& idx) { return double(lt::at(ref_v, idx)); },
+                                       lt::tolerance<float>(cs.K * cs.K * cs.C / cs.groups));
+  INFO(cs.describe() << "; NHWC against conv2d_reference: " << close.message);
+  REQUIRE(close.ok);
+  for (const auto& [li, lo] : layouts) {
+    laid<float> a(in_ext, *li, "in"), b(out_ext, *lo, "out");
+    set_values(a.view, in_values);
+    for (int threads : {1, 2}) {
+      const threads_scope ts(threads);
+      lt::fill(b.view, std::numeric_limits<float>::quiet_NaN());
+      const view4<const float> a_v = a.view;
+      loom::conv2d(b.view, a_v, pw, p);
+      const std::string diff = first_difference(b.view, want_values);
+      INFO(cs.describe() << "; in " << li->name << ", out " << lo->name << "; " << threads
+                         << " thread(s); against the NHWC call: " << diff);
+      REQUIRE(diff.empty());
+      REQUIRE(b.untouched());
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conv layout: gather to NHWC and scatter back, every layout, every block tail", "[conv][layout]") {
+  auto g = lt::make_rng("conv layout relayout");
+  // Channels and runs of pixels (a row, or an image's plane) at and around the block edge L.
+  const auto sweep = [&]<class T>(T) {
+    const index_t L = lt::native_width<T>;
+    for (index_t c : {index_t(1), index_t(3), L - 1, L, L + 1, 2 * L + 3})
+      for (idx_t<4> e : {idx_t<4>{1, 1, 1, 0}, idx_t<4>{1, 1, 7, 0}, idx_t<4>{1, 3, 5, 0}, idx_t<4>{2, 4, L, 0},
+                         idx_t<4>{2, 5, L + 3, 0}}) {
+        e[3] = c;
+        check_relayout<T>(g, e);
+      }
+    check_relayout<T>(g, {1, 1, 2 * L + 1, 5});  // one row: a run of every pixel
+    check_relayout<T>(g, {2, 2, 64 * L + 5, 3});  // runs longer than a work item (64 L pixels)
+  };
+  sweep(0.f);
+  sweep(0.0);
+}
+
+TEST_CASE("conv layout: NCHW in and out, dense, bit for bit the NHWC call", "[conv][layout]") {
+  auto g = lt::make_rng("conv layout dense");
+  const std::initializer_list<std::pair<const layout*, const layout*>> all = {
+      {&nchw, &nchw}, {&nchw, &nhwc}, {&nhwc, &nchw}, {&nchw_padded, &nchw_padded}, {&nchw_plane_padded, &nchw_reversed}, {&cnhw, &hwcn}};
+  const std::initializer_list<std::pair<const layout*, const layout*>> some = {{&nchw, &nchw}, {&nchw_padded, &nchw_plane_padded}};
+  conv_case cs;
+  cs.K = 3, cs.pad = 1;
+  // 3 x 3 "same": one pixel, primes, a batch of two; channels 1, 3, 7, 13, 17, 33.
+  cs.N = 1, cs.H = 1, cs.W = 1, cs.C = 3, cs.CO = 7;
+  check_conv(g, cs, all);
+  cs.N = 2, cs.H = 7, cs.W = 5, cs.C = 13, cs.CO = 17;
+  check_conv(g, cs, all);
+  cs.N = 1, cs.H = 11, cs.W = 13, cs.C = 33, cs.CO = 13;
+  check_conv(g, cs, some);
+  cs.algorithm = loom::conv_algorithm::winograd;
+  check_conv(g, cs, some);
+  cs.algorithm = loom::conv_algorithm::automatic;
+  cs.N = 2, cs.H = 3, cs.W = 17, cs.C = 1, cs.CO = 33;
+  check_conv(g, cs, some);
+  cs.N = 1, cs.H = 5, cs.W = 3, cs.C = 7, cs.CO = 1, cs.stride = 2;  // strided
+  check_conv(g, cs, some);
+  // 1 x 1: every pixel a run of its own image's plane.
+  cs = conv_case{};
+  cs.N = 2, cs.H = 5, cs.W = 7, cs.C = 17, cs.CO = 33;
+  check_conv(g, cs, all);
+  cs.N = 1, cs.H = 13, cs.W = 1, cs.C = 3, cs.CO = 7;
+  check_conv(g, cs, some);
+}
+
+TEST_CASE("conv layout: NCHW in and out, depthwise and grouped, bit for bit the NHWC call", "[conv][layout][depthwise]") {
+  auto g = lt::make_rng("conv layout depthwise");
+  const std::initializer_list<std::pair<const layout*, const layout*>> layouts = {
+      {&nchw, &nchw}, {&nchw_padded, &nhwc}, {&nhwc, &nchw_padded}, {&nchw_reversed, &cnhw}};
+  for (index_t C : {1, 7, 17, 33}) {
+    conv_case cs;
+    cs.N = C == 7 ? 2 : 1, cs.H = 5, cs.W = C == 17 ? 1 : 11, cs.C = cs.CO = cs.groups = C, cs.K = 3, cs.pad = 1;
+    check_conv(g, cs, layouts);
+  }
+  conv_case cs;  // grouped: 2 groups of 3 -> 7 channels, strided
+  cs.N = 1, cs.H = 7, cs.W = 7, cs.C = 6, cs.CO = 14, cs.groups = 2, cs.K = 3, cs.pad = 1, cs.stride = 2;
+  check_conv(g, cs, layouts);
+}
