@@ -113,7 +113,7 @@ layer_re="[^/]+"
 [[ -n "$layers" ]] && layer_re="($(echo "$layers" | tr -s ' ' '|'))"
 run "bench_peak" "$results/peak.json" "$peak" --benchmark_filter='^fma_peak/'
 for t in $threads; do
-  run "loom ${t}t" "$results/loom.t$t.json" "$lbin" --benchmark_filter="^conv/$layer_re/(loom[a-z_]*|naive)/threads:$t(/|\$)"
+  run "loom ${t}t" "$results/loom.t$t.json" "$lbin" --benchmark_filter="^conv/$layer_re/(loom[a-z0-9_]*|naive)/threads:$t(/|\$)"
   if (( have_onednn )); then
     run "onednn ${t}t" "$results/onednn.t$t.json" "$obin" --benchmark_filter="^conv/$layer_re/onednn_[a-z]+/threads:$t(/|\$)"
   fi

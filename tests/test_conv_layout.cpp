@@ -232,6 +232,15 @@ TEST_CASE("conv layout: NCHW in and out, depthwise and grouped, bit for bit the 
     cs.N = C == 7 ? 2 : 1, cs.H = 5, cs.W = C == 17 ? 1 : 11, cs.C = cs.CO = cs.groups = C, cs.K = 3, cs.pad = 1;
     check_conv(g, cs, layouts);
   }
+  // Rows of at least two vectors take the plane kernel (NCHW in and out, row stride 1): rows of
+  // 32 (two vectors of 16 floats), 67 (four vectors and a tail), 40 with a 5 x 5 window or padding
+  // 0 and 2, and stride 2 (the relayout instead).
+  for (const auto& [W, K, pad, stride] : {std::array<index_t, 4>{32, 3, 1, 1}, {67, 3, 1, 1}, {40, 5, 2, 1}, {40, 3, 0, 1}, {40, 3, 2, 1},
+                                          {41, 3, 1, 2}}) {
+    conv_case cs;
+    cs.N = 2, cs.H = 6, cs.W = W, cs.C = cs.CO = cs.groups = 5, cs.K = K, cs.pad = pad, cs.stride = stride;
+    check_conv(g, cs, layouts);
+  }
   conv_case cs;  // grouped: 2 groups of 3 -> 7 channels, strided
   cs.N = 1, cs.H = 7, cs.W = 7, cs.C = 6, cs.CO = 14, cs.groups = 2, cs.K = 3, cs.pad = 1, cs.stride = 2;
   check_conv(g, cs, layouts);

@@ -119,6 +119,12 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
   const bool in_place_in = in.stride(3) == 1 && !overlap;
   const bool in_place_out = out.stride(3) == 1;
   if (in_place_in && in_place_out) return run_nhwc<P>(s, as_nhwc<const T>(in), pw, as_nhwc<T>(out), epi, path);
+  if constexpr (gemm_detail::is_identity_epilogue<Epi>) {
+    // Depthwise on NCHW planes at row stride 1: a stencil per plane, no copies to NHWC (they
+    // would cost more than it).
+    if (pw.depthwise() && !overlap && in.stride(3) != 1 && depthwise_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
+      return run_depthwise_planes<T>(s, strided_of<const T>(in), pw.data(), strided_of<T>(out));
+  }
   if (overlap) {  // the whole input copied before any output is written
     const nhwc<const T> src = nhwc_copy<T>(in);
     const nhwc<T> dst = in_place_out ? as_nhwc<T>(out)
