@@ -145,7 +145,10 @@ class conv2d_packed_weights {
   /// only the layout they run) the layouts live in the calling thread's grow-only scratch, reused
   /// from call to call, rather than in a fresh allocation whose first touch page-faults (0.4 ms of
   /// a 0.3 ms Winograd layer); the object is then valid until the thread packs again.
-  template <class WV>
+  ///
+  /// F4, F2: whether the Winograd layouts are compiled at all (index notation never asks for F(2 x 2),
+  /// nor a depthwise definition for either: each is a transform compiled per weights type).
+  template <bool F4 = true, bool F2 = true, class WV>
   static conv2d_packed_weights pack(const WV& w, index_t groups, conv_detail::conv_layouts which, bool in_scratch = false) {
     conv2d_packed_weights r;
     r.in_scratch_ = in_scratch;
@@ -155,15 +158,15 @@ class conv2d_packed_weights {
     const index_t taps = r.kh_ * r.kw_;
     if (which.winograd4 || which.winograd2) r.vectors_ = conv_detail::tile_vectors<P>(r.co_);
     const index_t NRw = r.vectors_ * P::lanes, wblocks = (r.co_ + NRw - 1) / NRw;
-    if (which.winograd4) {
+    if (F4 && which.winograd4) {
       r.wino_size_ = std::size_t(wblocks * 36 * r.cg_ * NRw);
       r.wino_ = r.template storage<conv_detail::winograd_layout_scratch>(r.owned_wino_, r.wino_size_);
-      conv_detail::winograd_pack<P, 4>(w, r.cg_, r.co_, NRw, r.wino_);
+      if constexpr (F4) conv_detail::winograd_pack<P, 4>(w, r.cg_, r.co_, NRw, r.wino_);
     }
-    if (which.winograd2) {
+    if (F2 && which.winograd2) {
       r.wino2_size_ = std::size_t(wblocks * 16 * r.cg_ * NRw);
       r.wino2_ = r.template storage<conv_detail::winograd2_layout_scratch>(r.owned_wino2_, r.wino2_size_);
-      conv_detail::winograd_pack<P, 2>(w, r.cg_, r.co_, NRw, r.wino2_);
+      if constexpr (F2) conv_detail::winograd_pack<P, 2>(w, r.cg_, r.co_, NRw, r.wino2_);
     }
     if (!which.direct) return r;
     if (r.depthwise_) {

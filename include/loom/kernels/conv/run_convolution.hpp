@@ -97,7 +97,9 @@ struct expression_epilogue {
     s.template set<typename R::CO>(j);
     s.active = lanes;
     with_reduction_value<State, B> c{s, v, lanes};
-    if (lanes == index_t(B::size)) return value<vmode<typename R::CO, B::size, false, false>>(c);
+    // One (masked) copy of the expression: its loads take `lanes` lanes, a whole vector when all
+    // are live (a masked load costs what a whole one does); two copies, masked and whole, were
+    // 2 % of a convolution's compile time.
     return value<vmode<typename R::CO, B::size, false, true>>(c);
   }
   template <class VM, class Ctx>
@@ -185,12 +187,12 @@ void run_convolution(const Def& def) {
     // kernel measured 2-10 % faster on 1 x 1 layers (docs/conv.md).
     auto go = [&](const auto& epi) {
       if constexpr (R::depthwise) {
-        const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, conv_layouts{}, true);
+        const auto packed = conv2d_packed_weights<P>::template pack<false, false>(reader, s.groups, conv_layouts{}, true);
         if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
         else run_dense<P>(s, src, packed, dst, epi);  // one channel: a dense 1-channel layer
       } else {
         const conv_path path = chosen_path<T>(s, conv_algorithm::automatic);
-        const auto packed = conv2d_packed_weights<P>::pack(reader, s.groups, layout_for(path), true);
+        const auto packed = conv2d_packed_weights<P>::template pack<true, false>(reader, s.groups, layout_for(path), true);
         if (path == conv_path::winograd4) run_winograd<4, P>(s, src, packed.vectors(), packed.winograd_data(), dst, epi);
         else run_dense<P>(s, src, packed, dst, epi);  // (automatic never chooses F(2 x 2))
       }

@@ -67,17 +67,18 @@ LOOM_INLINE void winograd_at(const B& x0, const B& x1, const B& x2, const B& x3,
   r[1] = x1 - x2 - x3;
 }
 
-/// The 1-D steps of F(M x M, 3 x 3) on the A = M + 2 values x[0], x[stride], ...: B^T (A -> A)
-/// and A^T (A -> M).
-template <index_t M, class B>
-LOOM_INLINE void input_step(const B* x, std::size_t stride, B* r) {
-  if constexpr (M == 4) winograd_bt(x[0], x[stride], x[2 * stride], x[3 * stride], x[4 * stride], x[5 * stride], r);
-  else winograd_bt(x[0], x[stride], x[2 * stride], x[3 * stride], r);
+/// The 1-D steps of F(M x M, 3 x 3) on the A = M + 2 values x(0), x(1), ...: B^T (A -> A) and
+/// A^T (A -> M). (x hands out array elements by constant index once unrolled, so the arrays stay
+/// in registers: a pointer into them kept them in memory.)
+template <index_t M, class B, class X>
+LOOM_INLINE void input_step(const X& x, B* r) {
+  if constexpr (M == 4) winograd_bt(x(0), x(1), x(2), x(3), x(4), x(5), r);
+  else winograd_bt(x(0), x(1), x(2), x(3), r);
 }
-template <index_t M, class B>
-LOOM_INLINE void output_step(const B* x, std::size_t stride, B* r) {
-  if constexpr (M == 4) winograd_at(x[0], x[stride], x[2 * stride], x[3 * stride], x[4 * stride], x[5 * stride], r);
-  else winograd_at(x[0], x[stride], x[2 * stride], x[3 * stride], r);
+template <index_t M, class B, class X>
+LOOM_INLINE void output_step(const X& x, B* r) {
+  if constexpr (M == 4) winograd_at(x(0), x(1), x(2), x(3), x(4), x(5), r);
+  else winograd_at(x(0), x(1), x(2), x(3), r);
 }
 
 /// Tiles per work item: three register tiles of the GEMM step.
@@ -156,12 +157,12 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
       std::array<B, std::size_t(A2)> x;  // B^T d, column by column
       for (std::size_t j = 0; j < a; ++j) {
         B r[A];
-        input_step<M>(&d[j], a, r);
+        input_step<M>([&](std::size_t i) -> const B& { return d[i * a + j]; }, r);
         for (std::size_t i = 0; i < a; ++i) x[i * a + j] = r[i];
       }
       for (std::size_t i = 0; i < a; ++i) {  // (B^T d) B, row by row
         B r[A];
-        input_step<M>(&x[i * a], 1, r);
+        input_step<M>([&](std::size_t j) -> const B& { return x[i * a + j]; }, r);
         for (std::size_t j = 0; j < a; ++j) r[j].store_aligned(vbuf + ((index_t(i * a + j)) * TB + t) * cp + c);
       }
     }
@@ -178,13 +179,13 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
       for (std::size_t j = 0; j < a; ++j) {
         B m[A], o[M];
         for (std::size_t i = 0; i < a; ++i) m[i] = B::load_aligned(mbuf + (index_t(i * a + j) * TB + t) * NR + r * W);
-        output_step<M>(m, 1, o);
+        output_step<M>([&](std::size_t i) -> const B& { return m[i]; }, o);
         for (std::size_t i = 0; i < std::size_t(M); ++i) x[i * a + j] = o[i];
       }
       const index_t lanes = std::min<index_t>(W, nco - r * W);
       for (index_t i = 0; i < M && oy0 + i < s.OH; ++i) {
         B o[M];
-        output_step<M>(&x[std::size_t(i) * a], 1, o);
+        output_step<M>([&](std::size_t j) -> const B& { return x[std::size_t(i) * a + j]; }, o);
         for (index_t j = 0; j < M && ox0 + j < s.OW; ++j)
           store_vector(o[j], out.pixel(n, oy0 + i, ox0 + j) + co0 + r * W, lanes, epi,
                        out_point{n, oy0 + i, ox0 + j, (n * s.OH + oy0 + i) * s.OW + ox0 + j}, co0 + r * W);
