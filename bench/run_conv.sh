@@ -160,7 +160,7 @@ if os.path.exists(others):
     shares = [l.rstrip("\n").split("\t") for l in open(others) if "\t" in l]
     print("# others' share of the machine while each process ran: " + ", ".join(f"{a} {100 * float(b):.1f}%" for a, b in shares))
 print("# GFLOP/s: nominal (2 N OH OW CO KH KW C/groups), medians; reord: ms of oneDNN's NHWC reorders that 'direct' leaves out;")
-print("# loom: loom::conv2d, packed weights, algorithm automatic (W: it ran Winograd F(4x4, 3x3), D: direct); l.direct,")
+print("# loom: loom::conv2d, packed weights, algorithm automatic (W: it ran Winograd, F(4x4) or F(2x2), D: direct); l.direct,")
 print("# l.wino, l.wino2: the same with conv_algorithm::direct / ::winograd / ::winograd_2x2; unpacked: conv2d on the HWIO")
 print("# weights (packed by each call)")
 print("# loom/best: loom's GFLOP/s over the best oneDNN column (above 1: loom faster)")

@@ -805,6 +805,13 @@ bool expect_winograd(const conv_case& cs) {
          (tiles >= 16 || 36.0 * double(cs.C) * double(cs.CO) * double(sizeof(T)) <= double(loom::simd::last_level_cache_bytes()) / 2);
 }
 
+/// Where F(4 x 4) does not pay, F(2 x 2) where the batch has >= 16 of its 2 x 2 tiles.
+template <class T>
+bool expect_winograd_2x2(const conv_case& cs) {
+  const index_t tiles = cs.N * ((cs.OH() + 1) / 2) * ((cs.OW() + 1) / 2);
+  return winograd_applies(cs) && cs.C >= 16 && cs.CO >= 16 && !expect_winograd<T>(cs) && tiles >= 16;
+}
+
 /// d (algorithm automatic, reference without the epilogue yet) through conv2d with unpacked
 /// weights and with pw (packed from d's weights under automatic): both match the reference and
 /// have the bits of the algorithm docs/conv.md says is chosen (the unpacked call forced to it).
@@ -817,9 +824,10 @@ void check_automatic(lt::rng_t& g, conv_data<T>& d, const packed_weights_t<T>& p
   epilogue_state<T> es(g, cs, 0.25);
   const bias_relu<T> epi = es.epilogue();
   if (with_epilogue) es.apply(d.ref);
-  const bool wino = expect_winograd<T>(cs);
-  INFO(d.info << "; automatic, expected " << (wino ? "Winograd" : "direct") << (with_epilogue ? "; with the epilogue" : "")
-              << "; the packed weights hold " << (pw.winograd() ? "both layouts" : "the direct layout"));
+  const bool wino = expect_winograd<T>(cs), wino2 = expect_winograd_2x2<T>(cs);
+  INFO(d.info << "; automatic, expected " << (wino ? "Winograd" : wino2 ? "Winograd F(2 x 2)" : "direct")
+              << (with_epilogue ? "; with the epilogue" : "") << "; the packed weights hold "
+              << (pw.winograd() ? "the F(4 x 4) layout" : "no F(4 x 4) layout") << (pw.winograd2() ? " and F(2 x 2)'s" : ""));
   const auto call = [&](view4<T>& out, const auto& w, loom::conv_algorithm a) {
     loom::conv2d_params p = cs.params();
     p.algorithm = a;
@@ -843,12 +851,15 @@ void check_automatic(lt::rng_t& g, conv_data<T>& d, const packed_weights_t<T>& p
   r = compare_winograd(packed_v, d.ref);
   INFO("packed: " << r.message);
   REQUIRE(r.ok);
-  const view4<T>& chosen = wino ? wino_v : direct_v;
+  loom::Tensor<T, 4> wino2_t(cs.out_ext());
+  view4<T> wino2_v = wino2_t.view();
+  if (wino2) call(wino2_v, d.w.view, loom::conv_algorithm::winograd_2x2);
+  const view4<T>& chosen = wino ? wino_v : wino2 ? wino2_v : direct_v;
   r = lt::compare_bits(d.out.view, chosen);
-  INFO("unpacked automatic vs forced " << (wino ? "Winograd" : "direct") << ": " << r.message);
+  INFO("unpacked automatic vs forced " << (wino ? "Winograd" : wino2 ? "Winograd F(2 x 2)" : "direct") << ": " << r.message);
   REQUIRE(r.ok);
   r = lt::compare_bits(packed_v, chosen);
-  INFO("packed automatic vs forced " << (wino ? "Winograd" : "direct") << ": " << r.message);
+  INFO("packed automatic vs forced " << (wino ? "Winograd" : wino2 ? "Winograd F(2 x 2)" : "direct") << ": " << r.message);
   REQUIRE(r.ok);
   call(other_v, pw, loom::conv_algorithm::direct);
   r = lt::compare_bits(other_v, direct_v);
@@ -871,6 +882,8 @@ void automatic_case(lt::rng_t& g, const conv_case& cs, bool with_epilogue) {
   const auto pw = loom::pack_conv2d_weights(d.w.view, cs.params());
   INFO(d.info);
   CHECK(pw.winograd() == (winograd_applies(cs) && cs.C >= 16 && cs.CO >= 16));
+  CHECK(pw.winograd2() == (winograd_applies(cs) && cs.C >= 16 && cs.CO >= 16 &&
+                           36.0 * double(cs.C) * double(cs.CO) * double(sizeof(T)) > double(loom::simd::last_level_cache_bytes()) / 2));
   check_automatic(g, d, pw, with_epilogue);
 }
 
@@ -937,7 +950,7 @@ void check_pack_layouts() {
     const auto pw = loom::pack_conv2d_weights(w, pc.p);
     CHECK(pw.winograd() == pc.winograd);
     CHECK((pw.winograd_data() != nullptr) == pc.winograd);
-    CHECK(!pw.winograd2());  // F(2 x 2) only when asked for
+    CHECK(!pw.winograd2());  // F(2 x 2) only when asked for, or for weights beyond the cache limit
     CHECK(pw.direct());
   }
   // conv_algorithm::winograd_2x2: the direct layout and F(2 x 2)'s, not F(4 x 4)'s.
@@ -970,6 +983,12 @@ TEST_CASE("conv2d: the automatic choice of Winograd, seen in the result's bits",
   limit_case(std::type_identity<float>{}, 15);   // 15 tiles: direct beyond the limit
   limit_case(std::type_identity<float>{}, 16);   // 16: Winograd beyond it too
   limit_case(std::type_identity<double>{}, 1);
+  {  // beyond the limit, 4 F(4 x 4) tiles but 16 of F(2 x 2): F(2 x 2), from weights packed under automatic too
+    const index_t C = 256, CO = index_t(double(loom::simd::last_level_cache_bytes()) / 2 / (36.0 * 4 * double(C))) + 1;
+    const conv_case cs = shape3x3(1, 8, 8, C, CO, 1);
+    REQUIRE(expect_winograd_2x2<float>(cs));
+    automatic_case<float>(g, cs, true);
+  }
   automatic_case<float>(g, shape3x3(1, 7, 7, 128, 128, 1), false);    // 4 tiles, weights within the limit: Winograd
   automatic_case<float>(g, shape3x3(3, 1, 17, 128, 128, 1), false);   // 3 x 5 partial tiles
   automatic_case<float>(g, shape3x3(4, 1, 15, 128, 128, 1), true);    // 4 x 4

@@ -202,7 +202,7 @@ auto pack_conv2d_weights(const WM& w, const conv2d_params& p = {}) {
                                   " needs a 3 x 3 window, stride 1, dilation 1 and one group; weights '", wv.name(), "' are ",
                                   wv.extent(0), " x ", wv.extent(1)));
   return conv2d_packed_weights<P>::pack(
-      wv, p.groups, conv_detail::packed_layouts(wv.extent(0), wv.extent(1), wv.extent(2) * p.groups, wv.extent(3), p));
+      wv, p.groups, conv_detail::packed_layouts<T>(wv.extent(0), wv.extent(1), wv.extent(2) * p.groups, wv.extent(3), p));
 }
 
 /// out = epilogue(convolution of in with weights w under p).

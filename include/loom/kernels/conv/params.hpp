@@ -30,7 +30,8 @@ struct conv2d_padding {
 
 /// How a convolution is computed. `winograd`: Winograd F(4 x 4, 3 x 3); `winograd_2x2`:
 /// F(2 x 2, 3 x 3) (fewer savings, a fifth of the error, 16 rather than 36 transformed matrices).
-/// `automatic`: F(4 x 4) where it applies and pays, else direct (conv_detail::chosen_path).
+/// `automatic`: F(4 x 4) where it applies and pays, else F(2 x 2) where that pays, else direct
+/// (conv_detail::chosen_path).
 enum class conv_algorithm { automatic, direct, winograd, winograd_2x2 };
 
 /// A convolution's parameters, by name: `loom::conv2d_params{.stride = {2, 2}, .padding = 1}`.
@@ -58,10 +59,15 @@ struct conv2d_shape {
   /// call. Measurements: docs/tuning.md#winograd-choice.
   template <class T>
   bool winograd_pays() const {
-    return tiles(4) >= 16 || 36.0 * double(C) * double(CO) * double(sizeof(T)) <= double(simd::last_level_cache_bytes()) / 2;
+    return tiles(4) >= 16 || winograd_weights_fit<T>(C, CO);
   }
   /// Output tiles of M x M in the batch.
   constexpr index_t tiles(index_t M) const { return N * ((OH + M - 1) / M) * ((OW + M - 1) / M); }
+  /// Whether F(4 x 4)'s transformed weights (36 C CO values) fit in half the last-level cache.
+  template <class T>
+  static bool winograd_weights_fit(index_t C, index_t CO) {
+    return 36.0 * double(C) * double(CO) * double(sizeof(T)) <= double(simd::last_level_cache_bytes()) / 2;
+  }
 };
 
 namespace conv_detail {
@@ -94,24 +100,29 @@ constexpr bool winograd_candidate(index_t C, index_t CO) { return C >= 16 && CO 
 
 /// The layouts pack_conv2d_weights holds for parameters p (the image's size is not known yet, so
 /// every layout the call may choose): direct, F(4 x 4) when it may be chosen, F(2 x 2) when it is
-/// asked for.
-constexpr conv_layouts packed_layouts(index_t KH, index_t KW, index_t C, index_t CO, const conv2d_params& p) {
+/// asked for or may be chosen (F(4 x 4)'s weights beyond the cache limit).
+template <class T>
+conv_layouts packed_layouts(index_t KH, index_t KW, index_t C, index_t CO, const conv2d_params& p) {
   conv_layouts l;
   if (p.algorithm == conv_algorithm::direct || !winograd_applies(KH, KW, p)) return l;
-  l.winograd4 = p.algorithm == conv_algorithm::winograd || (p.algorithm == conv_algorithm::automatic && winograd_candidate(C, CO));
-  l.winograd2 = p.algorithm == conv_algorithm::winograd_2x2;
+  const bool automatic = p.algorithm == conv_algorithm::automatic && winograd_candidate(C, CO);
+  l.winograd4 = p.algorithm == conv_algorithm::winograd || automatic;
+  l.winograd2 = p.algorithm == conv_algorithm::winograd_2x2 || (automatic && !conv2d_shape::winograd_weights_fit<T>(C, CO));
   return l;
 }
 
 /// The algorithm a call runs: the one asked for, or under automatic F(4 x 4) where it applies and
-/// pays (conv2d_shape::winograd_pays), else direct. F(2 x 2) only when asked for: measured, it
-/// never beat the better of the other two (docs/tuning.md#winograd-choice).
+/// pays (conv2d_shape::winograd_pays), else F(2 x 2) where the batch has >= 16 of its 2 x 2 tiles
+/// (its 16 matrices are streamed for them; 7 x 7 x 512 at batch 1: 276 against direct's 261
+/// GFLOP/s), else direct (docs/tuning.md#winograd-choice).
 template <class T>
 conv_path chosen_path(const conv2d_shape& s, conv_algorithm algorithm) {
   if (algorithm == conv_algorithm::direct || !winograd_applies(s)) return conv_path::direct;
   if (algorithm == conv_algorithm::winograd) return conv_path::winograd4;
   if (algorithm == conv_algorithm::winograd_2x2) return conv_path::winograd2;
-  return winograd_candidate(s.C, s.CO) && s.template winograd_pays<T>() ? conv_path::winograd4 : conv_path::direct;
+  if (!winograd_candidate(s.C, s.CO)) return conv_path::direct;
+  if (s.template winograd_pays<T>()) return conv_path::winograd4;
+  return s.tiles(2) >= 16 ? conv_path::winograd2 : conv_path::direct;
 }
 
 /// Whether the call runs either Winograd (the layout its weights need).

@@ -191,10 +191,13 @@ void run_convolution(const Def& def) {
         if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
         else run_dense<P>(s, src, packed, dst, epi);  // one channel: a dense 1-channel layer
       } else {
-        const conv_path path = chosen_path<T>(s, conv_algorithm::automatic);
+        // F(4 x 4) or direct: F(2 x 2) (chosen for few large tiles) is not compiled here, for the
+        // compile time of every convolution written in index notation.
+        conv_path path = chosen_path<T>(s, conv_algorithm::automatic);
+        if (path == conv_path::winograd2) path = conv_path::direct;
         const auto packed = conv2d_packed_weights<P>::template pack<true, false>(reader, s.groups, layout_for(path), true);
         if (path == conv_path::winograd4) run_winograd<4, P>(s, src, packed.vectors(), packed.winograd_data(), dst, epi);
-        else run_dense<P>(s, src, packed, dst, epi);  // (automatic never chooses F(2 x 2))
+        else run_dense<P>(s, src, packed, dst, epi);
       }
     };
     if constexpr (CV::bare && !CV::accumulates) go(identity_epilogue{});
