@@ -136,8 +136,7 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
   }
   // Copies a band of images at a time (as many as fit in half of the team's L2, at least one per
   // thread), so that each copy is still in cache when the kernel reads it or the scatter writes it
-  // out: whole-batch copies are memory-bound at batch 8 (6.4 MB each at 64 x 56 x 56). The copies
-  // are per-thread scratch of one band.
+  // out (whole-batch copies run at memory speed: docs/tuning.md#convolution-layouts).
   const index_t image_bytes = (s.H * s.W * s.C + s.OH * s.OW * s.CO) * index_t(sizeof(T));
   const index_t team = loom::get_num_threads();
   const index_t band = std::clamp<index_t>(team * simd::l2_cache_bytes() / 2 / std::max<index_t>(image_bytes, 1), team, s.N);

@@ -232,8 +232,7 @@ void depthwise_row_block(const conv2d_shape& s, const nhwc<const typename P::val
 }
 
 /// Output row oy of image n, a block of channels at a time: a block's window rows (its channels of
-/// KH input rows) stay in L1 across the row's tiles (tile by tile over all the channels they did
-/// not: 21.4 against 19.5 us at 14 x 14 x 576).
+/// KH input rows) stay in L1 across the row's tiles (docs/tuning.md#depthwise).
 template <class P, index_t S, class Epi>
 void depthwise_row(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* wp,
                    const nhwc<typename P::value_type>& out, index_t n, index_t oy, const Epi& epi) {
@@ -281,8 +280,8 @@ LOOM_INLINE void depthwise_plane_tap(Acc& acc, const B& w, const T* p) {
 /// and the convolution), rows of two vectors or more.
 template <class T>
 bool depthwise_planes_apply(const conv2d_shape& s, const strided4<const T>& in, const strided4<T>& out) {
-  // (rows of at least two vectors: on shorter ones each plane's copy and set-up outweigh the
-  // relayout, measured 0.29 against 0.37 of NHWC's speed at 14 x 14 x 576)
+  // (rows of at least two vectors: on shorter ones each plane's copy and set-up cost more than the
+  // relayout; docs/tuning.md#depthwise)
   return s.sw == 1 && in.sw == 1 && out.sw == 1 && s.OW >= 2 * index_t(simd::native_width<T>);
 }
 
@@ -330,9 +329,8 @@ void depthwise_plane_3x3(const conv2d_shape& s, const T* pb, index_t PW, const T
 /// channel) plane is a 2-D stencil. The plane is first copied into per-thread scratch with its
 /// padding around it (rows of the padding's value above and below, columns at both ends, the
 /// rows widened to whole vectors), so that every output vector reads its taps with plain loads and
-/// nothing is tested per pixel. NCHW depthwise layers are bound by memory: this beats copying to
-/// NHWC and back (those copies cost 2-3 times the convolution). Sums run in the NHWC kernels'
-/// order (rows of taps, then columns, by FMA, padded taps included): the same bits.
+/// nothing is tested per pixel. Copying a depthwise layer to NHWC and back costs more than the
+/// layer (docs/tuning.md#depthwise). Sums run in the NHWC kernels' order (rows of taps, then columns, by FMA, padded taps included): the same bits.
 template <class T>
 void run_depthwise_planes(const conv2d_shape& s, const strided4<const T>& in, const T* wp, const strided4<T>& out) {
   using B = simd::batch<T, simd::native_width<T>>;

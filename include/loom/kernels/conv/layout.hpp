@@ -184,8 +184,8 @@ void relayout(const strided4<VE>& v, DE* d) {
   if (C > 1 && v.sc != 1 && (v.sw == 1 || W == 1) && run > 1) {
     // An item: a strip of up to S pixels of a run (strips of about 64 L pixels, all of one size
     // but the last), for one block of L channels. A thread walks each of its strips a block of
-    // channels at a time: L long streams in the strided view and one in the dense buffer (1.15 -
-    // 1.5 x faster than blocks of pixels x every channel, C streams open in the view). The blocks
+    // channels at a time: L long streams in the strided view and one in the dense buffer rather
+    // than C streams open at once (docs/tuning.md#convolution-layouts). The blocks
     // of a strip are consecutive items, so a team splits the pixels as the kernels do.
     const index_t parts = (run + 64 * L - 1) / (64 * L), S = (run + parts * L - 1) / (parts * L) * L;
     const index_t strips = (run + S - 1) / S, blocks = (C + L - 1) / L;

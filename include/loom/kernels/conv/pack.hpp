@@ -143,8 +143,9 @@ class conv2d_packed_weights {
   ///
   /// With `in_scratch` (a call that packs for itself: unpacked conv2d, index notation, which pack
   /// only the layout they run) the layouts live in the calling thread's grow-only scratch, reused
-  /// from call to call, rather than in a fresh allocation whose first touch page-faults (0.4 ms of
-  /// a 0.3 ms Winograd layer); the object is then valid until the thread packs again.
+  /// from call to call, rather than in a fresh allocation whose first touch page-faults on every
+  /// call (docs/tuning.md#convolution-layouts); the object is then valid until the thread packs
+  /// again.
   ///
   /// F4, F2: whether the Winograd layouts are compiled at all (index notation never asks for F(2 x 2),
   /// nor a depthwise definition for either: each is a transform compiled per weights type).

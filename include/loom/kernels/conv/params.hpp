@@ -113,8 +113,7 @@ conv_layouts packed_layouts(index_t KH, index_t KW, index_t C, index_t CO, const
 
 /// The algorithm a call runs: the one asked for, or under automatic F(4 x 4) where it applies and
 /// pays (conv2d_shape::winograd_pays), else F(2 x 2) where the batch has >= 16 of its 2 x 2 tiles
-/// (its 16 matrices are streamed for them; 7 x 7 x 512 at batch 1: 276 against direct's 261
-/// GFLOP/s), else direct (docs/tuning.md#winograd-choice).
+/// to stream its 16 matrices for, else direct (measured: docs/tuning.md#winograd-choice).
 template <class T>
 conv_path chosen_path(const conv2d_shape& s, conv_algorithm algorithm) {
   if (algorithm == conv_algorithm::direct || !winograd_applies(s)) return conv_path::direct;

@@ -97,9 +97,8 @@ struct expression_epilogue {
     s.template set<typename R::CO>(j);
     s.active = lanes;
     with_reduction_value<State, B> c{s, v, lanes};
-    // One (masked) copy of the expression: its loads take `lanes` lanes, a whole vector when all
-    // are live (a masked load costs what a whole one does); two copies, masked and whole, were
-    // 2 % of a convolution's compile time.
+    // One (masked) copy of the expression, for compile time: its loads take `lanes` lanes, a
+    // whole vector when all are live (a masked load costs what a whole one does).
     return value<vmode<typename R::CO, B::size, false, true>>(c);
   }
   template <class VM, class Ctx>
@@ -182,9 +181,8 @@ void run_convolution(const Def& def) {
     const nhwc<T> dst{ov.data(), ov.stride(0), ov.stride(1), ov.stride(2)};
     // Only the kernels this definition's form can reach are compiled: depthwise, or dense
     // (Winograd or direct, a run-time choice by the extents). A 1 x 1 layer takes the direct
-    // kernel, which reads the input in place as the GEMM engine would (no copy): the engine's
-    // instantiation was a fifth of this definition's compile time, and at one thread the direct
-    // kernel measured 2-10 % faster on 1 x 1 layers (docs/conv.md).
+    // kernel, which reads the input in place as the GEMM engine would (no copy), and keeps the
+    // engine's instantiation out of every convolution's compile time (docs/conv.md, "Status").
     auto go = [&](const auto& epi) {
       if constexpr (R::depthwise) {
         const auto packed = conv2d_packed_weights<P>::template pack<false, false>(reader, s.groups, conv_layouts{}, true);
