@@ -92,7 +92,7 @@ bool runs_winograd(const Layer& l, loom::conv_algorithm a) {
   auto& d = data(l);
   const auto p = conv_params(l, a);
   const auto s = loom::conv_detail::check(d.out.as_view(), d.in.as_view(), d.w.as_view(), p);
-  return loom::conv_detail::runs_winograd<float>(s, a);
+  return loom::conv_detail::chosen_path<float>(s, a) != loom::conv_detail::conv_path::direct;
 }
 /// Whether Winograd applies to the layer at all (3 x 3, stride 1, one group).
 bool winograd_applies(const Layer& l) { return loom::conv_detail::winograd_applies(l.K, l.K, conv_params(l)); }

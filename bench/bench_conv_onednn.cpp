@@ -36,6 +36,7 @@
 // its own process per thread count (--benchmark_filter=^conv/.*/onednn[a-z_]*/threads:<T>).
 
 #include "bench_common.hpp"
+#include "onednn_context.hpp"
 #include "conv_layers.hpp"
 
 #include <loom/core/tensor.hpp>
@@ -222,23 +223,6 @@ void onednn_reorders(benchmark::State& st, const Layer& l, const std::string& na
   st.counters["reorders"] = benchmark::Counter(double(int(p.reorder_src) + int(p.reorder_dst)));
 }
 
-const char* isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
-    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    case dnnl::cpu_isa::all: return "all";
-  }
-  return "?";
-}
-
 /// The implementation oneDNN picks for (layer, variant) at the current thread count, or why none.
 std::string impl_of(const Layer& l, variant v) {
   try {
@@ -276,10 +260,7 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext(std::string("onednn_") + l.name + "_direct", impl_of(l, variant::direct));
     benchmark::AddCustomContext(std::string("onednn_") + l.name + "_nhwc", impl_of(l, variant::nhwc));
   }
-  const dnnl::version_t* v = dnnl::version();
-  benchmark::AddCustomContext("onednn_version", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-                                                    std::to_string(v->patch) + " (" + v->hash + ")");
-  benchmark::AddCustomContext("onednn_isa", isa_name(dnnl::get_effective_cpu_isa()));
+  add_onednn_context();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

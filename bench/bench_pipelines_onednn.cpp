@@ -22,6 +22,7 @@
 // DNNL_VERBOSE=1 prints the same per execution.
 
 #include "bench_common.hpp"
+#include "onednn_context.hpp"
 #include "rowwise_data.hpp"
 
 #include <loom/core/tensor.hpp>
@@ -40,7 +41,6 @@ namespace {
 
 using namespace loom_bench;
 using loom::index_t;
-
 
 struct Dnnl {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
@@ -122,23 +122,6 @@ void onednn_kernel(benchmark::State& st, const std::string& name) {
   st.counters["storage_bytes"] = benchmark::Counter(double(p.scratch_bytes));
 }
 
-const char* isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
-    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    case dnnl::cpu_isa::all: return "all";
-  }
-  return "?";
-}
-
 template <class F>
 void reg(const std::string& name, F&& f) {
   benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))->Apply(thread_args);
@@ -151,10 +134,7 @@ int main(int argc, char** argv) {
   reg("layernorm/onednn", [](benchmark::State& st) { onednn_kernel<rowwise::layernorm>(st, "layernorm/onednn"); });
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  const dnnl::version_t* v = dnnl::version();
-  benchmark::AddCustomContext("onednn_version", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-                                                    std::to_string(v->patch) + " (" + v->hash + ")");
-  benchmark::AddCustomContext("onednn_isa", isa_name(dnnl::get_effective_cpu_isa()));
+  add_onednn_context();
   benchmark::AddCustomContext("onednn_softmax_impl", make_pd<rowwise::softmax>().impl_info_str());
   benchmark::AddCustomContext("onednn_layernorm_impl", make_pd<rowwise::layernorm>().impl_info_str());
   benchmark::RunSpecifiedBenchmarks();

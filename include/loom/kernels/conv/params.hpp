@@ -124,12 +124,6 @@ conv_path chosen_path(const conv2d_shape& s, conv_algorithm algorithm) {
   return s.tiles(2) >= 16 ? conv_path::winograd2 : conv_path::direct;
 }
 
-/// Whether the call runs either Winograd (the layout its weights need).
-template <class T>
-bool runs_winograd(const conv2d_shape& s, conv_algorithm algorithm) {
-  return chosen_path<T>(s, algorithm) != conv_path::direct;
-}
-
 /// The one layout a call that packs for itself needs.
 constexpr conv_layouts layout_for(conv_path path) {
   return {path == conv_path::direct, path == conv_path::winograd4, path == conv_path::winograd2};
