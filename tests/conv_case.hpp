@@ -1,9 +1,12 @@
-// tests/conv_case.hpp — a convolution's shape and parameters, as the convolution tests draw them
-// (test_conv.cpp, test_conv_shrunk.cpp).
+// tests/conv_case.hpp — a convolution's shape and parameters, as the convolution tests draw them,
+// and the epilogue they check the engine's epilogue contract with (test_conv.cpp,
+// test_conv_shrunk.cpp).
 #pragma once
 
 #include "support.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <string>
 
 #include <loom/kernels/conv.hpp>
@@ -45,6 +48,31 @@ struct conv_case {
                : algorithm == A::winograd     ? ", algorithm winograd"
                : algorithm == A::winograd_2x2 ? ", algorithm winograd_2x2"
                                               : ", algorithm automatic");
+  }
+};
+
+/// The test's epilogue: max(v + bias(channel), 0) + pixel_step * (pixel % 5). A pixel_step of 0
+/// is plain bias + ReLU; otherwise a wrong pixel index shows in the result. It counts calls that
+/// break the epilogue contract (lanes outside [1, B::size], channels or pixels out of range) and
+/// then loads nothing.
+template <class T>
+struct bias_relu {
+  const T* bias;
+  double pixel_step;
+  loom::index_t pixels, channels;
+  std::atomic<int>* violations;
+
+  template <class B>
+  B apply(B v, loom::index_t pixel, loom::index_t channel, index_t lanes) const {
+    if (lanes < 1 || lanes > loom::index_t(B::size) || channel < 0 || channel + lanes > channels || pixel < 0 || pixel >= pixels) {
+      violations->fetch_add(1, std::memory_order_relaxed);
+      return v;
+    }
+    const B b = loom::simd::load_first<B>(bias + channel, lanes);
+    return xsimd::max(v + b, B(T(0))) + B(T(pixel_step * double(pixel % 5)));
+  }
+  double scalar(double v, loom::index_t pixel, loom::index_t channel) const {
+    return std::max(v + double(bias[channel]), 0.0) + pixel_step * double(pixel % 5);
   }
 };
 

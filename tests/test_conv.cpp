@@ -21,6 +21,7 @@
 #include <loom/kernels/conv.hpp>
 
 using loom::index_t;
+using lt::bias_relu;
 using lt::conv_case;
 using lt::idx_t;
 
@@ -62,31 +63,6 @@ template <class T>
 double conv_tolerance(const conv_case& cs) {
   return lt::tolerance<T>(cs.KH * cs.KW * cs.Cg());
 }
-
-/// The test's epilogue: max(v + bias(channel), 0) + pixel_step * (pixel % 5). A pixel_step of 0
-/// is plain bias + ReLU; otherwise a wrong pixel index shows in the result. It counts calls that
-/// break the epilogue contract (lanes outside [1, B::size], channels or pixels out of range) and
-/// then loads nothing.
-template <class T>
-struct bias_relu {
-  const T* bias;
-  double pixel_step;
-  index_t pixels, channels;
-  std::atomic<int>* violations;
-
-  template <class B>
-  B apply(B v, index_t pixel, index_t channel, index_t lanes) const {
-    if (lanes < 1 || lanes > index_t(B::size) || channel < 0 || channel + lanes > channels || pixel < 0 || pixel >= pixels) {
-      violations->fetch_add(1, std::memory_order_relaxed);
-      return v;
-    }
-    const B b = loom::simd::load_first<B>(bias + channel, lanes);
-    return xsimd::max(v + b, B(T(0))) + B(T(pixel_step * double(pixel % 5)));
-  }
-  double scalar(double v, index_t pixel, index_t channel) const {
-    return std::max(v + double(bias[channel]), 0.0) + pixel_step * double(pixel % 5);
-  }
-};
 
 /// A bias (exactly CO values: a sanitizer sees any load past them) and the violation counter.
 template <class T>

@@ -42,6 +42,7 @@
 #include <loom/kernels/conv.hpp>
 
 using loom::index_t;
+using lt::bias_relu;
 using lt::conv_case;
 using lt::idx_t;
 
@@ -335,33 +336,17 @@ struct coverage {
 // loom::conv2d<Policy> and pack_conv2d_weights<Policy>.
 // ---------------------------------------------------------------------------------------------
 
-/// The epilogue of the direct calls: max(v + bias(channel), 0) + 0.25 x (pixel % 3). It counts the
-/// calls that break the epilogue contract (lanes outside [1, B::size], channels or pixels out of
-/// range) and then loads nothing.
+/// The reference of the test's epilogue (lt::bias_relu, pixel step 0.25) on expected values (and
+/// the terms' magnitudes).
 template <class T>
-struct bias_relu {
-  const T* bias;
-  index_t pixels, channels;
-  std::atomic<int>* violations;
-
-  template <class B>
-  B apply(B v, index_t pixel, index_t channel, index_t lanes) const {
-    if (lanes < 1 || lanes > index_t(B::size) || channel < 0 || channel + lanes > channels || pixel < 0 || pixel >= pixels) {
-      violations->fetch_add(1, std::memory_order_relaxed);
-      return v;
-    }
-    const B b = loom::simd::load_first<B>(bias + channel, lanes);
-    return xsimd::max(v + b, B(T(0))) + B(T(0.25 * double(pixel % 3)));
+void apply_epilogue(const bias_relu<T>& epi, expected& e) {
+  const std::size_t C = std::size_t(epi.channels);
+  for (std::size_t q = 0; q < e.value.size(); ++q) {
+    const double b = double(epi.bias[q % C]), t = epi.pixel_step * double(q / C % 5);
+    e.value[q] = std::max(e.value[q] + b, 0.0) + t;
+    e.magnitude[q] += std::abs(b) + t;
   }
-  /// The same on the reference (and the terms' magnitudes).
-  void apply(expected& e) const {
-    for (std::size_t q = 0; q < e.value.size(); ++q) {
-      const double b = double(bias[q % std::size_t(channels)]), t = 0.25 * double(q / std::size_t(channels) % 3);
-      e.value[q] = std::max(e.value[q] + b, 0.0) + t;
-      e.magnitude[q] += std::abs(b) + t;
-    }
-  }
-};
+}
 
 /// One case through conv2d<P> (unpacked) and conv2d on weights packed by pack_conv2d_weights<P>,
 /// each on 1 thread and (with two_threads) on 2: every result within its bound of the reference,
@@ -378,13 +363,13 @@ void check_conv2d(lt::rng_t& g, const conv_case& cs, bool any_layout, bool with_
   std::vector<T> bias;
   for (index_t co = 0; co < cs.CO; ++co) bias.push_back(lt::random_value<T>(g));
   std::atomic<int> violations{0};
-  const bias_relu<T> epi{bias.data(), cs.N * cs.OH() * cs.OW(), cs.CO, &violations};
+  const bias_relu<T> epi{bias.data(), 0.25, cs.N * cs.OH() * cs.OW(), cs.CO, &violations};
   const view4<T> wv = w.view;
   expected e = reference(cs, in.view, [&](index_t ky, index_t kx, index_t c, index_t co) { return wv(ky, kx, c, co); }, 0.0);
-  if (with_epilogue) epi.apply(e);
+  if (with_epilogue) apply_epilogue(epi, e);
   const std::vector<double> bound = bounds<T>(e, may_run_winograd(cs));
   INFO("LOOM_TEST_SEED=" << loom_test_seed() << "; " << policy_name<P>() << "; " << cs.describe() << "; " << in.describe() << "; "
-                         << w.describe() << "; " << out.describe() << (with_epilogue ? "; epilogue bias + ReLU + 0.25 x (pixel % 3)" : ""));
+                         << w.describe() << "; " << out.describe() << (with_epilogue ? "; epilogue bias + ReLU + 0.25 x (pixel % 5)" : ""));
   const loom::conv2d_params p = cs.params();
   const bool gemm = cs.KH == 1 && cs.KW == 1 && cs.sh == 1 && cs.sw == 1 && cs.pt + cs.pl + cs.pb + cs.pr == 0 && cs.groups == 1;
   std::optional<loom::Tensor<T, 4>> unpacked_1, packed_1;  // the 1-thread results
