@@ -59,6 +59,11 @@ struct out_point {
 template <class Epi>
 concept point_epilogue = Epi::takes_points;
 
+/// An epilogue that can ask ahead for what it will read at a pixel (index notation's
+/// skip(n, y, x, co)): out of cache, the reads would wait in the output loop a line at a time.
+template <class Epi>
+concept prefetching_epilogue = requires(const Epi& e, const out_point& p, index_t j) { e.prefetch_at(p, j, j); };
+
 /// Stores a vector of output pixel `at`'s channels from `channel` through the epilogue.
 template <class B, class T, class Epi>
 LOOM_INLINE void store_vector(B v, T* dst, index_t lanes, const Epi& epi, const out_point& at, index_t channel) {
@@ -135,6 +140,17 @@ void dense_tile(const conv2d_shape& s, const nhwc<const typename P::value_type>&
   for (index_t m = 0; m < MR && rows_as_runs; ++m)
     rows_as_runs = x0[std::size_t(m)] >= 0 && x0[std::size_t(m)] + s.KW - 1 < s.W;
   const index_t taps_per_step = rows_as_runs ? s.KW : 1;
+  const index_t first_channel = g * s.COg + co;
+  // The pixels' rows and columns by stepping along the rows from q0: one division per tile.
+  const out_point first_point{n, q0 / s.OW, q0 % s.OW, n * s.OH * s.OW + q0};
+  auto next = [&](out_point& at) LOOM_LAMBDA_INLINE {
+    ++at.flat;
+    if (++at.x == s.OW) at.x = 0, ++at.y;
+  };
+  if constexpr (prefetching_epilogue<Epi>) {  // what the epilogue reads comes into L2 while the tile accumulates
+    out_point at = first_point;
+    for (index_t m = 0; m < count; ++m, next(at)) epi.prefetch_at(at, first_channel, nco);
+  }
   for (index_t ky = 0; ky < s.KH; ++ky) {
     for (index_t kx = 0; kx < s.KW; kx += taps_per_step) {
       // Where each pixel reads this tap: its input pixel, or a row of zeros where it is padding.
@@ -165,13 +181,10 @@ void dense_tile(const conv2d_shape& s, const nhwc<const typename P::value_type>&
       }
     }
   }
-  const index_t first_channel = g * s.COg + co;
-  // The pixels' rows and columns by stepping along the rows from q0: one division per tile.
-  out_point at{n, q0 / s.OW, q0 % s.OW, n * s.OH * s.OW + q0};
+  out_point at = first_point;
   store_tile<V>(acc, 0, count, nco, epi, first_channel, [&](index_t) {
     const out_point here = at;
-    ++at.flat;
-    if (++at.x == s.OW) at.x = 0, ++at.y;
+    next(at);
     return std::pair{out.pixel(n, here.y, here.x) + first_channel, here};
   });
 }

@@ -101,6 +101,31 @@ struct expression_epilogue {
     // whole vector when all are live (a masked load costs what a whole one does).
     return value<vmode<typename R::CO, B::size, false, true>>(c);
   }
+  /// Asks for the lines of channels [j, j + count) at pixel p of every read that moves with the
+  /// pixel (skip(n, y, x, co); not bias(co), nor the reduction's own operands) to come into L2.
+  void prefetch_at(const out_point& p, index_t j, index_t count) const {
+    State s = at;
+    s.template set<typename R::N>(p.n);
+    s.template set<typename R::Y>(p.y);
+    s.template set<typename R::X>(p.x);
+    auto ask = [&](const auto& a) {
+      using A = std::remove_cvref_t<decltype(a)>;
+      if constexpr (moves_with_pixel<A> && requires { a.address(s); }) {
+        constexpr index_t line = index_t(64 / sizeof(typename A::value_type));
+        for (index_t c = j; c < j + count; c += line) {
+          s.template set<typename R::CO>(c);
+          simd::prefetch_l2(reinterpret_cast<std::uintptr_t>(a.address(s)));
+        }
+      }
+    };
+    def.rhs.for_each_access(ask);
+    if constexpr (convolution<Def>::accumulates) ask(def.lhs);
+  }
+  template <class A>
+  static constexpr bool moves_with_pixel =
+      !meta::contains<typename A::vars, typename R::RY> && !meta::contains<typename A::vars, typename R::RX> &&
+      (meta::contains<typename A::vars, typename R::N> || meta::contains<typename A::vars, typename R::Y> ||
+       meta::contains<typename A::vars, typename R::X>);
   template <class VM, class Ctx>
   LOOM_INLINE auto value(const Ctx& c) const {
     auto r = def.rhs.template eval_v<VM>(c);

@@ -167,6 +167,15 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
       }
     }
   }
+  // What the epilogue reads at the run's pixels comes into L2 while the products below run.
+  if constexpr (prefetching_epilogue<Epi>) {
+    for (index_t t = 0; t < count; ++t) {
+      const index_t n = (q0 + t) / tiles, q = (q0 + t) % tiles, oy0 = q / TW * M, ox0 = q % TW * M;
+      for (index_t i = 0; i < M && oy0 + i < s.OH; ++i)
+        for (index_t j = 0; j < M && ox0 + j < s.OW; ++j)
+          epi.prefetch_at(out_point{n, oy0 + i, ox0 + j, (n * s.OH + oy0 + i) * s.OW + ox0 + j}, co0, nco);
+    }
+  }
   // M(xi) = V(xi) U(xi), three register tiles per position.
   for (index_t xi = 0; xi < A2; ++xi)
     for (index_t g = 0; g < groups; ++g)
