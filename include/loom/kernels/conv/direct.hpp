@@ -22,11 +22,11 @@
 #include <vector>
 
 #include "../../core/config.hpp"
-#include "../../core/threads.hpp"
 #include "../../simd/arch.hpp"
 #include "../../simd/fma.hpp"
 #include "../../simd/memory.hpp"
 #include "../gemm/epilogue.hpp"
+#include "items.hpp"
 #include "pack.hpp"
 #include "params.hpp"
 #include "policy.hpp"
@@ -187,19 +187,6 @@ void dense_tile(const conv2d_shape& s, const nhwc<const typename P::value_type>&
     next(at);
     return std::pair{out.pixel(n, here.y, here.x) + first_channel, here};
   });
-}
-
-/// Runs `items` independent work items body(t) on loom's team (one thread: no parallel region).
-template <class F>
-void for_items(index_t items, const F& body) {
-  const loom::detail::team_claim claim(items);
-  const int team = claim.size();
-  if (team > 1) {
-    LOOM_PRAGMA(omp parallel for num_threads(team) schedule(static))
-    for (index_t t = 0; t < items; ++t) body(t);
-  } else {
-    for (index_t t = 0; t < items; ++t) body(t);
-  }
 }
 
 template <class P, index_t V, class Epi>

@@ -17,6 +17,7 @@
 
 #include "../../core/config.hpp"
 #include "../../core/scratch.hpp"
+#include "items.hpp"
 #include "params.hpp"
 #include "policy.hpp"
 
@@ -53,55 +54,93 @@ constexpr index_t tile_vectors(index_t COg) {
   return P::vectors;
 }
 
-/// The weights transformed for F(M x M, 3 x 3) (M = 4 or 2; A = M + 2) and packed: for each
-/// block b of NR output channels, A^2 matrices C x NR (one per position xi of the A x A tile),
-/// U[((b * A^2 + xi) * C + c) * NR + j].
+/// w(ky, kx, c, co ...) as a pointer where the output channels are contiguous in w (HWIO), else
+/// null: packing then copies runs of channels instead of reading value by value through four
+/// strides (docs/tuning.md#weight-packing).
+template <class WV>
+auto channel_run(const WV& w, index_t ky, index_t kx, index_t c, index_t co) {
+  if constexpr (requires { w.channel_run(ky, kx, c, co); }) return w.channel_run(ky, kx, c, co);
+  else return w.stride(3) == 1 ? &w(ky, kx, c, co) : nullptr;
+}
+
+/// Whether packing this many weights is worth waking loom's team for (a 64 x 64 3 x 3 layer's
+/// Winograd packing took longer on two threads than on one: docs/tuning.md#weight-packing).
+inline bool worth_a_team(index_t weights) { return weights >= index_t{1} << 18; }
+
+/// Channels c0 .. c1 - 1 of block b of winograd_pack: G g G^T for NR output channels at once,
+/// innermost in every loop, so the arithmetic vectorizes and each row a channel writes is
+/// contiguous (one pair at a time ran 90 ns per pair). The loops over the NR lanes say `omp simd`:
+/// g++ 12 at -O2 vectorizes only loops whose trip it knows.
 template <class P, index_t M, class WR>
-void winograd_pack(const WR& w, index_t C, index_t CO, index_t NR, typename P::value_type* dst) {
+void winograd_pack_channels(const WR& w, index_t C, index_t CO, index_t NR, typename P::value_type* dst, index_t b, index_t c0,
+                            index_t c1) {
   using T = typename P::value_type;
   constexpr index_t A = M + 2, A2 = A * A;
-  constexpr std::size_t a = std::size_t(A);
-  const index_t blocks = (CO + NR - 1) / NR;
-  // A block's NR output channels at once, innermost in every loop: the arithmetic vectorizes and
-  // each of the rows a channel c writes is contiguous (one pair at a time ran 90 ns per pair).
+  constexpr std::size_t a = std::size_t(A), most = std::size_t(P::vectors * P::lanes);  // NR <= most
+  const index_t live = std::min(NR, CO - b * NR);
   const std::size_t nr = std::size_t(NR);
-  std::vector<double> g(9 * nr), gt(3 * a * nr), u(a * a * nr);
-  for (index_t b = 0; b < blocks; ++b)
-    for (index_t c = 0; c < C; ++c) {
-      for (index_t k = 0; k < 9; ++k)
-        for (index_t j = 0; j < NR; ++j) {
-          const index_t co = b * NR + j;
-          g[std::size_t(k) * nr + std::size_t(j)] = co < CO ? double(w(k / 3, k % 3, c, co)) : 0.0;
-        }
-      // G g (A x 3) then (G g) G^T (A x A): step is G applied to 3 values, on NR lanes at a time.
-      auto step = [&](const double* x0, const double* x1, const double* x2, double* out, std::size_t stride) {
-        // Multiplications by the reciprocals (in double, within an ulp of the quotients): the
-        // divisions made packing cost as much as the layer's products.
-        constexpr double r2 = 1.0 / 2, r4 = 1.0 / 4, r6 = 1.0 / 6, r12 = 1.0 / 12, r24 = 1.0 / 24;
-        for (std::size_t j = 0; j < nr; ++j) {
-          const double p0 = x0[j], p1 = x1[j], p2 = x2[j];
-          if constexpr (M == 4) {
-            out[0 * stride + j] = p0 * r4;
-            out[1 * stride + j] = -(p0 + p1 + p2) * r6;
-            out[2 * stride + j] = -(p0 - p1 + p2) * r6;
-            out[3 * stride + j] = p0 * r24 + p1 * r12 + p2 * r6;
-            out[4 * stride + j] = p0 * r24 - p1 * r12 + p2 * r6;
-            out[5 * stride + j] = p2;
-          } else {
-            out[0 * stride + j] = p0;
-            out[1 * stride + j] = (p0 + p1 + p2) * r2;
-            out[2 * stride + j] = (p0 - p1 + p2) * r2;
-            out[3 * stride + j] = p2;
-          }
-        }
-      };
-      for (std::size_t kx = 0; kx < 3; ++kx)  // column kx of g -> column kx of G g: gt[(i * 3 + kx)]
-        step(&g[(0 + kx) * nr], &g[(3 + kx) * nr], &g[(6 + kx) * nr], &gt[kx * nr], 3 * nr);
-      for (std::size_t i = 0; i < a; ++i)  // row i of G g -> row i of U: u[(i * A + k)]
-        step(&gt[(i * 3 + 0) * nr], &gt[(i * 3 + 1) * nr], &gt[(i * 3 + 2) * nr], &u[i * a * nr], nr);
-      for (index_t xi = 0; xi < A2; ++xi)
-        for (index_t j = 0; j < NR; ++j) dst[((b * A2 + xi) * C + c) * NR + j] = T(u[std::size_t(xi) * nr + std::size_t(j)]);
+  alignas(64) std::array<double, 9 * most> g;
+  alignas(64) std::array<double, 3 * a * most> gt;
+  alignas(64) std::array<double, a * a * most> u;
+  // G applied to 3 values (x0, x1, x2) on NR lanes at a time.
+  auto step = [nr](const double* x0, const double* x1, const double* x2, double* out, std::size_t stride) {
+    // Multiplications by the reciprocals (in double, within an ulp of the quotients): the
+    // divisions made packing cost as much as the layer's products.
+    constexpr double r2 = 1.0 / 2, r4 = 1.0 / 4, r6 = 1.0 / 6, r12 = 1.0 / 12, r24 = 1.0 / 24;
+    LOOM_PRAGMA(omp simd)
+    for (std::size_t j = 0; j < nr; ++j) {
+      const double p0 = x0[j], p1 = x1[j], p2 = x2[j];
+      if constexpr (M == 4) {
+        out[0 * stride + j] = p0 * r4;
+        out[1 * stride + j] = -(p0 + p1 + p2) * r6;
+        out[2 * stride + j] = -(p0 - p1 + p2) * r6;
+        out[3 * stride + j] = p0 * r24 + p1 * r12 + p2 * r6;
+        out[4 * stride + j] = p0 * r24 - p1 * r12 + p2 * r6;
+        out[5 * stride + j] = p2;
+      } else {
+        out[0 * stride + j] = p0;
+        out[1 * stride + j] = (p0 + p1 + p2) * r2;
+        out[2 * stride + j] = (p0 - p1 + p2) * r2;
+        out[3 * stride + j] = p2;
+      }
     }
+  };
+  for (index_t c = c0; c < c1; ++c) {
+    for (index_t k = 0; k < 9; ++k) {
+      double* gk = &g[std::size_t(k) * nr];
+      if (const auto* p = channel_run(w, k / 3, k % 3, c, b * NR)) {
+        LOOM_PRAGMA(omp simd)
+        for (index_t j = 0; j < live; ++j) gk[j] = double(p[j]);
+      } else {
+        for (index_t j = 0; j < live; ++j) gk[j] = double(w(k / 3, k % 3, c, b * NR + j));
+      }
+      for (index_t j = live; j < NR; ++j) gk[j] = 0.0;
+    }
+    // G g (A x 3) then (G g) G^T (A x A).
+    for (std::size_t kx = 0; kx < 3; ++kx)  // column kx of g -> column kx of G g: gt[(i * 3 + kx)]
+      step(&g[(0 + kx) * nr], &g[(3 + kx) * nr], &g[(6 + kx) * nr], &gt[kx * nr], 3 * nr);
+    for (std::size_t i = 0; i < a; ++i)  // row i of G g -> row i of U: u[(i * A + k)]
+      step(&gt[(i * 3 + 0) * nr], &gt[(i * 3 + 1) * nr], &gt[(i * 3 + 2) * nr], &u[i * a * nr], nr);
+    for (index_t xi = 0; xi < A2; ++xi) {
+      T* to = dst + ((b * A2 + xi) * C + c) * NR;
+      const double* from = &u[std::size_t(xi) * nr];
+      LOOM_PRAGMA(omp simd)
+      for (index_t j = 0; j < NR; ++j) to[j] = T(from[j]);
+    }
+  }
+}
+
+/// The weights transformed for F(M x M, 3 x 3) (M = 4 or 2; A = M + 2) and packed: for each
+/// block b of NR output channels, A^2 matrices C x NR (one per position xi of the A x A tile),
+/// U[((b * A^2 + xi) * C + c) * NR + j]. Work items: a block's input channels in runs of 16.
+template <class P, index_t M, class WR>
+void winograd_pack(const WR& w, index_t C, index_t CO, index_t NR, typename P::value_type* dst) {
+  constexpr index_t run = 16;
+  const index_t blocks = (CO + NR - 1) / NR, runs = (C + run - 1) / run;
+  for_items(blocks * runs, [&](index_t item) {
+    const index_t b = item / runs, c0 = item % runs * run;
+    winograd_pack_channels<P, M>(w, C, CO, NR, dst, b, c0, std::min(C, c0 + run));
+  }, worth_a_team(9 * C * blocks * NR));
 }
 
 }  // namespace conv_detail
@@ -182,17 +221,20 @@ class conv2d_packed_weights {
     const index_t NR = r.vectors_ * P::lanes;
     const index_t blocks = (COg + NR - 1) / NR;
     value_type* d = r.allocate(std::size_t(groups * blocks * taps * r.cg_ * NR));
-    for (index_t g = 0; g < groups; ++g)
-      for (index_t b = 0; b < blocks; ++b)
-        for (index_t ky = 0; ky < r.kh_; ++ky)
-          for (index_t kx = 0; kx < r.kw_; ++kx)
-            for (index_t c = 0; c < r.cg_; ++c) {
-              value_type* dst = d + (((g * blocks + b) * taps + ky * r.kw_ + kx) * r.cg_ + c) * NR;
-              for (index_t j = 0; j < NR; ++j) {
-                const index_t co = b * NR + j;
-                dst[j] = co < COg ? value_type(w(ky, kx, c, g * COg + co)) : value_type(0);
-              }
-            }
+    // Work items: one tap of one block of output channels, in parallel.
+    conv_detail::for_items(groups * blocks * taps, [&](index_t item) {
+      const index_t tap = item % taps, gb = item / taps, g = gb / blocks, b = gb % blocks;
+      const index_t ky = tap / r.kw_, kx = tap % r.kw_, live = std::min(NR, COg - b * NR), co0 = g * COg + b * NR;
+      for (index_t c = 0; c < r.cg_; ++c) {
+        value_type* dst = d + ((gb * taps + tap) * r.cg_ + c) * NR;
+        if (const auto* p = conv_detail::channel_run(w, ky, kx, c, co0)) {
+          std::copy(p, p + live, dst);
+        } else {
+          for (index_t j = 0; j < live; ++j) dst[j] = value_type(w(ky, kx, c, co0 + j));
+        }
+        std::fill(dst + live, dst + NR, value_type(0));
+      }
+    }, conv_detail::worth_a_team(taps * r.cg_ * r.co_));
     return r;
   }
 

@@ -71,6 +71,10 @@ struct weight_reader {
   value_type operator()(index_t ky, index_t kx, index_t c, index_t co) const {
     return base[ky * stride[0] + kx * stride[1] + c * stride[2] + co * stride[3]];
   }
+  /// (ky, kx, c, co) as a pointer where the output channels are contiguous, else null.
+  const typename A::element_type* channel_run(index_t ky, index_t kx, index_t c, index_t co) const {
+    return stride[3] == 1 ? base + ky * stride[0] + kx * stride[1] + c * stride[2] + co : nullptr;
+  }
   /// Which of (ky, kx, c, co) variable V of the access is.
   template <class V>
   static constexpr std::size_t role = std::is_same_v<V, typename R::RY>   ? 0
