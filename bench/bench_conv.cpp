@@ -113,6 +113,7 @@ void check(const std::string& name, const benchmark::State& st, ConvData& d, dou
 
 void set_counters(benchmark::State& st, const Layer& l, const std::string& name) {
   set_flops(st, l.flops());
+  st.counters["bytes"] = benchmark::Counter(l.bytes());
   st.counters["ms"] = benchmark::Counter(double(st.iterations()) / 1e3, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   st.counters["err"] = benchmark::Counter(errors()[key(name, st)]);
 }

@@ -179,6 +179,7 @@ std::map<std::string, double>& errors() {
 
 void set_counters(benchmark::State& st, const Layer& l, double err) {
   set_flops(st, l.flops());
+  st.counters["bytes"] = benchmark::Counter(l.bytes());
   st.counters["ms"] = benchmark::Counter(double(st.iterations()) / 1e3, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   st.counters["err"] = benchmark::Counter(err);
 }

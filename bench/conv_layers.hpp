@@ -29,6 +29,12 @@ struct Layer {
   bool depthwise() const { return groups > 1; }
   /// Nominal flops: 2 N OH OW CO KH KW C/groups, padded taps included.
   double flops() const { return 2.0 * double(N) * double(OH()) * double(OW()) * double(CO) * double(K * K) * double(Cg()); }
+  /// Compulsory bytes (fp32): the input and the weights read once, the output written once (the
+  /// roofline's traffic, bench/plot_roofline.py).
+  double bytes() const {
+    return 4.0 * (double(N) * double(H) * double(W) * double(C) + double(K * K) * double(Cg()) * double(CO) +
+                  double(N) * double(OH()) * double(OW()) * double(CO));
+  }
 };
 
 constexpr Layer layers[] = {

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Draw bench/run_gemm.sh results on the roofline of the machine they ran on (PNG).
+"""Draw bench/run_gemm.sh or bench/run_conv.sh results on the roofline of the machine they ran on (PNG).
 
     python3 bench/plot_roofline.py RESULTS_DIR [OUT.png] [--threads 1]
 
-Reads RESULTS_DIR/gemm_*.json and RESULTS_DIR/bench_peak.json (Google Benchmark JSON, median
-aggregates). The roofs are measured, not taken from a datasheet: the FP32 FMA peak (best
-fma_peak/* median) and the copy bandwidth (copy_bw/64MiB median, bytes read + written) at the
-same thread count. Each GEMM is placed at its arithmetic intensity 2MNK / (4 (MK + KN + MN)) flop
-per byte (the compulsory traffic: read A and B once, write C once) and its median GFLOP/s, one
-marker per library. Needs matplotlib (Debian: python3-matplotlib; scripts/deps gemm-peers).
+GEMM results (run_gemm.sh): RESULTS_DIR/gemm_*.json and RESULTS_DIR/bench_peak.json. Convolution
+results (run_conv.sh): RESULTS_DIR/loom.t<T>.json, onednn.t<T>.json and peak.json. All are Google
+Benchmark JSON, median aggregates. The roofs are measured, not taken from a datasheet: the FP32 FMA
+peak (best fma_peak/* median) and the copy bandwidth (copy_bw/64MiB median, bytes read + written)
+at the same thread count. Each GEMM is placed at its arithmetic intensity 2MNK / (4 (MK + KN + MN))
+flop per byte (the compulsory traffic: read A and B once, write C once), each convolution layer at
+its nominal flops over its compulsory bytes (input and weights read once, output written once:
+bench_conv's `bytes` counter), both at their median GFLOP/s, one marker per library. Winograd
+rows can sit above the FMA roof: their GFLOP/s are nominal (the direct method's flop count).
+Needs matplotlib (Debian: python3-matplotlib; scripts/deps gemm-peers).
 """
 import glob
 import os
@@ -20,6 +24,28 @@ from summarize_gemm import runs  # noqa: E402  (the same parsing of benchmark na
 MARKERS = {"loom": "o", "openblas": "s", "blis": "^", "eigen": "v", "onednn": "D", "libxsmm": "P"}
 COLORS = {"loom": "tab:red", "openblas": "tab:blue", "blis": "tab:green", "eigen": "tab:purple", "onednn": "tab:orange",
           "libxsmm": "tab:brown"}
+
+
+# Convolution rows drawn: loom's default choice, and oneDNN's direct and Winograd primitives.
+CONV_ROWS = {"loom": ("loom", "o", "tab:red"), "onednn_direct": ("oneDNN direct", "D", "tab:orange"),
+             "onednn_wino": ("oneDNN Winograd", "s", "tab:olive")}
+
+
+def plot_conv(ax, d, threads):
+    """One marker per layer and library from run_conv.sh's JSON; loom's labelled with the layer."""
+    rows = {}
+    for lib in ("loom", "onednn"):
+        path = os.path.join(d, f"{lib}.t{threads}.json")
+        if os.path.exists(path):
+            rows.update(runs(path))
+    for (_, layer, impl, t), r in sorted(rows.items()):
+        if t != threads or impl not in CONV_ROWS or "GFLOP/s" not in r or not r.get("bytes"):
+            continue
+        label, marker, color = CONV_ROWS[impl]
+        ai = r["flops"] / r["bytes"]
+        ax.scatter([ai], [r["GFLOP/s"]], marker=marker, s=40, label=label, color=color, zorder=3 if impl == "loom" else 2)
+        if impl == "loom":
+            ax.annotate(layer, (ai, r["GFLOP/s"]), textcoords="offset points", xytext=(4, -10), fontsize=7)
 
 
 def main(argv):
@@ -43,7 +69,8 @@ def main(argv):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    peak_rows = runs(os.path.join(d, "bench_peak.json"))
+    conv = os.path.exists(os.path.join(d, f"loom.t{threads}.json"))
+    peak_rows = runs(os.path.join(d, "peak.json" if conv else "bench_peak.json"))
     peak = max((r["GFLOP/s"] for (n, _, _, t), r in peak_rows.items() if n == "fma_peak" and t == threads), default=None)
     bw = next((r["GB/s"] for (n, _, _, t), r in peak_rows.items() if n == "copy_bw" and t == threads), None)
     if peak is None or bw is None:
@@ -52,7 +79,9 @@ def main(argv):
     fig, ax = plt.subplots(figsize=(9, 6))
     xs = [2 ** (e / 4) for e in range(-8, 4 * 10)]
     ax.plot(xs, [min(peak, bw * x) for x in xs], "k-", lw=2, label=f"roof: {peak:.0f} GFLOP/s, {bw:.0f} GB/s")
-    for f in sorted(glob.glob(os.path.join(d, "gemm_*.json"))):
+    if conv:
+        plot_conv(ax, d, threads)
+    for f in ([] if conv else sorted(glob.glob(os.path.join(d, "gemm_*.json")))):
         for (lib, kernel, shape, t), r in sorted(runs(f).items()):
             if t != threads or "GFLOP/s" not in r:
                 continue
@@ -78,7 +107,8 @@ def main(argv):
     ax.set_yscale("log", base=2)
     ax.set_xlabel("arithmetic intensity (flop per byte of compulsory traffic)")
     ax.set_ylabel("GFLOP/s (median)")
-    ax.set_title(f"FP32 GEMM on the measured roofline, {threads} thread(s)")
+    what = "convolution layers (batch 1 unless named n8)" if conv else "GEMM"
+    ax.set_title(f"FP32 {what} on the measured roofline, {threads} thread(s)")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out_png, dpi=120)

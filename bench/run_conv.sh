@@ -18,7 +18,8 @@
 #   -n NICE         run the benchmarks under `nice -n NICE` (default 0)
 #   BENCHMARK_ARGS  passed to every benchmark process
 #
-# bench_peak first (fma_peak/: the FMA peak at each thread count, the denominator of "% of peak"),
+# bench_peak first (fma_peak/: the FMA peak at each thread count, the denominator of "% of peak";
+# copy_bw/64MiB: the memory roof of bench/plot_roofline.py),
 # then per thread count one process of loom's bench_conv (--benchmark_filter=
 # ^conv/<layer>/(loom|naive)/threads:<T>) and one of bench_conv_onednn (^conv/<layer>/onednn_*/
 # threads:<T>; oneDNN's OpenMP threads, omp_set_num_threads(T)), alternating. While each process
@@ -111,7 +112,7 @@ common=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true 
 : >"$results/others.tsv"
 layer_re="[^/]+"
 [[ -n "$layers" ]] && layer_re="($(echo "$layers" | tr -s ' ' '|'))"
-run "bench_peak" "$results/peak.json" "$peak" --benchmark_filter='^fma_peak/'
+run "bench_peak" "$results/peak.json" "$peak" --benchmark_filter='^(fma_peak/|copy_bw/64MiB)'
 for t in $threads; do
   run "loom ${t}t" "$results/loom.t$t.json" "$lbin" --benchmark_filter="^conv/$layer_re/(loom[a-z0-9_]*|naive)/threads:$t(/|\$)"
   if (( have_onednn )); then

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// loom/core/message.hpp — text built from pieces without streams: error messages (detail::cat)
-// and the numbered names of unnamed tensors.
+// loom/core/message.hpp — text built from pieces without streams: error messages (detail::cat),
+// the numbered names of unnamed tensors, and one out-of-line stream for what objects print.
 #pragma once
 #include <concepts>
 #include <cstddef>
 #include <initializer_list>
+#include <ostream>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -51,6 +53,19 @@ LOOM_COLD inline std::string join_pieces(std::initializer_list<message_piece> pi
   s.reserve(size);
   for (const message_piece& p : pieces) s.append(p.text());
   return s;
+}
+
+/// What print(os) of an object writes, through one out-of-line stream for every type: a stream
+/// built in each to_string<E> was compiled again for every access type of every definition.
+using print_function = void (*)(const void*, std::ostream&);
+LOOM_COLD inline std::string printed(const void* object, print_function print) {
+  std::ostringstream os;
+  print(object, os);
+  return os.str();
+}
+template <class X>
+std::string printed(const X& x) {
+  return printed(static_cast<const void*>(&x), [](const void* p, std::ostream& os) { static_cast<const X*>(p)->print(os); });
 }
 
 /// Builds a message from text and integers. Not an ostringstream: its inlined insertions, each

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "../core/config.hpp"
+#include "../core/message.hpp"
 #include "../core/meta.hpp"
 #include "var.hpp"
 
@@ -46,9 +47,7 @@ struct index_add {
   constexpr index_t offset() const { return a.offset() + b.offset(); }
   void print(std::ostream& os) const {
     a.print(os);
-    std::ostringstream rhs;
-    b.print(rhs);
-    const std::string s = rhs.str();
+    const std::string s = detail::printed(b);
     if (!s.empty() && s[0] == '-') os << " - " << s.substr(1);
     else os << " + " << s;
   }
@@ -65,9 +64,7 @@ struct index_scale {
   void print(std::ostream& os) const {
     if (k == -1) os << "-";
     else os << k << " * ";
-    std::ostringstream inner;
-    a.print(inner);
-    const std::string s = inner.str();
+    const std::string s = detail::printed(a);
     const bool compound = s.find(' ') != std::string::npos;
     os << (compound ? "(" : "") << s << (compound ? ")" : "");
   }
@@ -139,9 +136,7 @@ inline constexpr index_t static_coef<index_scale<A>, L> = static_coef<A, L> == 0
 
 template <IndexExpr A>
 std::string to_string(const A& a) {
-  std::ostringstream os;
-  a.print(os);
-  return os.str();
+  return detail::printed(a);
 }
 
 }  // namespace loom

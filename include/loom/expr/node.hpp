@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "../core/message.hpp"
 #include "../core/meta.hpp"
 #include "../simd/lanes.hpp"
 
@@ -65,9 +66,7 @@ struct constant : expr_node {
 
 template <Expr E>
 std::string to_string(const E& e) {
-  std::ostringstream os;
-  e.print(os);
-  return os.str();
+  return detail::printed(e);
 }
 
 namespace detail {
