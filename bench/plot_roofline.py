@@ -28,7 +28,7 @@ COLORS = {"loom": "tab:red", "openblas": "tab:blue", "blis": "tab:green", "eigen
 
 # Convolution rows drawn: loom's default choice, and oneDNN's direct and Winograd primitives.
 CONV_ROWS = {"loom": ("loom", "o", "tab:red"), "onednn_direct": ("oneDNN direct", "D", "tab:orange"),
-             "onednn_wino": ("oneDNN Winograd", "s", "tab:olive")}
+             "onednn_winograd": ("oneDNN Winograd", "s", "tab:olive")}
 
 
 def plot_conv(ax, d, threads):

@@ -171,7 +171,7 @@ print()
 
 order = ["r3x3_64_56", "r3x3_128_28", "r3x3_256_14", "r3x3_512_7", "r1x1_64_256_56", "r1x1s2_256_512_56", "stem7x7",
          "dw32_112", "dw96_112s2", "dw144_56", "dw576_14", "r3x3_64_56_n8"]
-layers = sorted({k for (k, impl, t) in rows if k != "fma_peak"}, key=lambda k: (order.index(k) if k in order else len(order), k))
+layers = sorted({k for (k, impl, t) in rows if k not in ("fma_peak", "copy_bw")}, key=lambda k: (order.index(k) if k in order else len(order), k))
 
 def g(k, impl, t):
     v = rows.get((k, impl, t))
