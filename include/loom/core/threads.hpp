@@ -84,10 +84,40 @@ inline int team_size(index_t parts) noexcept {
 /// How many loom parallel regions of the process are open now (those holding a team_claim).
 inline std::atomic<int> teams_open{0};
 
+/// The most loom regions open at once lately, and when that was last reached.
+inline std::atomic<int> peak_open{0};
+inline std::atomic<double> peak_open_seconds{0.0};
+/// How long a peak counts: app threads calling loom in turn, each call tens of microseconds, are
+/// apart for less than this between calls.
+inline constexpr double peak_memory_seconds = 1e-3;
+
+/// The peak of open regions within the last peak_memory_seconds, `open` now included: a call
+/// made while another app thread is between two of its calls shares the team with that thread
+/// too, instead of taking the whole team for itself and running two teams at once as soon as
+/// the other thread calls again (docs/threads.md#measured).
+inline int recent_peak(int open) noexcept {
+#if defined(_OPENMP)
+  const double now = omp_get_wtime();
+  const int peak = peak_open.load(std::memory_order_relaxed);
+  if (open >= peak || now - peak_open_seconds.load(std::memory_order_relaxed) > peak_memory_seconds) {
+    peak_open.store(open, std::memory_order_relaxed);
+    peak_open_seconds.store(now, std::memory_order_relaxed);
+    return open;
+  }
+  return peak;
+#else
+  return open;
+#endif
+}
+
+/// Forgets the recent peak (tests that count team sizes start from a quiet process).
+inline void forget_recent_peak() noexcept { peak_open.store(0, std::memory_order_relaxed); }
+
 /// A parallel region's team, held for the region's lifetime: team_size(parts) shared with the
-/// regions other app threads have open at the same moment (each gets its share, at least 1), so
-/// two app threads calling loom at once on 2 cores run 2 threads, not two teams of 2. A region
-/// that opens alone gets the whole team_size. Results never depend on the team's size.
+/// regions other app threads have open at the same moment or had within the last millisecond
+/// (recent_peak; each gets its share, at least 1), so two app threads calling loom at once on 2
+/// cores run 2 threads, not two teams of 2. A region that opens alone, with no other open lately,
+/// gets the whole team_size. Results never depend on the team's size.
 class team_claim {
  public:
   explicit team_claim(index_t parts) noexcept {
@@ -95,7 +125,7 @@ class team_claim {
     if (want <= 1) return;
     claimed_ = true;
     const int open = teams_open.fetch_add(1, std::memory_order_relaxed) + 1;
-    size_ = std::max(1, want / open);
+    size_ = std::max(1, want / std::max(open, recent_peak(open)));
   }
   ~team_claim() {
     if (claimed_) teams_open.fetch_sub(1, std::memory_order_relaxed);
