@@ -118,11 +118,11 @@ void winograd_gemm(index_t C, const typename P::value_type* __restrict vx, index
 }
 
 /// One work item of F(M x M, 3 x 3): tiles q0 .. q0 + count - 1 of the batch (q = (n * TH + ty)
-/// * TW + tx: a run may span images, so small images fill it), block b of NR output channels, U
-/// the block's transformed weights.
+/// * TW + tx: a run may span images, so small images fill it), blocks b0 .. b1 - 1 of NR output
+/// channels, U the transformed weights of all blocks. The run's V is computed once for all of them.
 template <index_t M, class P, index_t V, class Epi>
 void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* u,
-                   const nhwc<typename P::value_type>& out, index_t q0, index_t count, index_t b, const Epi& epi) {
+                   const nhwc<typename P::value_type>& out, index_t q0, index_t count, index_t b0, index_t b1, const Epi& epi) {
   using T = typename P::value_type;
   using B = simd::batch<T, std::size_t(P::lanes)>;
   constexpr index_t MR = tile_pixels<P, V>, W = P::lanes, NR = V * W, TB = winograd_run<P, V>;
@@ -134,7 +134,6 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
   T* mbuf = detail::scratch<T, winograd_m_scratch>(std::size_t(A2 * TB * NR));
   const index_t groups = (count + MR - 1) / MR;
   const T pad = T(s.pad_value);
-  const index_t co0 = b * NR, nco = std::min<index_t>(NR, s.CO - co0);
 
   // V = B^T d B for every tile of the run (tiles past `count`, up to whole register tiles, are 0).
   for (index_t t = 0; t < groups * MR; ++t) {
@@ -167,6 +166,9 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
       }
     }
   }
+  for (index_t b = b0; b < b1; ++b) {
+  const index_t co0 = b * NR, nco = std::min<index_t>(NR, s.CO - co0);
+  const T* ub = u + b * A2 * s.C * NR;
   // What the epilogue reads at the run's pixels comes into L2 while the products below run.
   if constexpr (prefetching_epilogue<Epi>) {
     for (index_t t = 0; t < count; ++t) {
@@ -179,7 +181,7 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
   // M(xi) = V(xi) U(xi), three register tiles per position.
   for (index_t xi = 0; xi < A2; ++xi)
     for (index_t g = 0; g < groups; ++g)
-      winograd_gemm<P, V>(s.C, vbuf + (xi * TB + g * MR) * cp, cp, u + xi * s.C * NR, mbuf + (xi * TB + g * MR) * NR);
+      winograd_gemm<P, V>(s.C, vbuf + (xi * TB + g * MR) * cp, cp, ub + xi * s.C * NR, mbuf + (xi * TB + g * MR) * NR);
   // Y = A^T M A per tile and vector of channels, then the epilogue, then the store.
   for (index_t t = 0; t < count; ++t) {
     const index_t n = (q0 + t) / tiles, q = (q0 + t) % tiles, oy0 = q / TW * M, ox0 = q % TW * M;
@@ -201,18 +203,27 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
       }
     }
   }
+  }
 }
 
 template <index_t M, class P, index_t V, class Epi>
 void run_winograd_v(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* u,
                     const nhwc<typename P::value_type>& out, const Epi& epi) {
-  constexpr index_t NR = V * P::lanes, TB = winograd_run<P, V>, A2 = (M + 2) * (M + 2);
+  constexpr index_t NR = V * P::lanes, TB = winograd_run<P, V>;
   const index_t blocks = (s.CO + NR - 1) / NR;
   const index_t tiles = s.N * ((s.OH + M - 1) / M) * ((s.OW + M - 1) / M), runs = (tiles + TB - 1) / TB;
-  // Runs innermost: a thread's consecutive items share one block of transformed weights.
-  for_items(blocks * runs, [&](index_t t) {
-    const index_t r = t % runs, b = t / runs;
-    winograd_item<M, P, V>(s, in, u + b * A2 * s.C * NR, out, r * TB, std::min(TB, tiles - r * TB), b, epi);
+  // An item is a run and a span of blocks, V computed once for the span: the blocks are split only
+  // as far as the threads need items (as many as the team, or a multiple, or plenty), since each
+  // span computes the run's V again. Runs innermost: a thread's consecutive items share one span
+  // of transformed weights.
+  const index_t team = loom::get_num_threads();
+  index_t spans = 1;
+  while (spans < blocks && (spans * runs < team || (spans * runs % team != 0 && spans * runs < 4 * team))) ++spans;
+  const index_t per = (blocks + spans - 1) / spans;
+  spans = (blocks + per - 1) / per;
+  for_items(spans * runs, [&](index_t t) {
+    const index_t r = t % runs, b0 = t / runs * per;
+    winograd_item<M, P, V>(s, in, u, out, r * TB, std::min(TB, tiles - r * TB), b0, std::min(blocks, b0 + per), epi);
   });
 }
 
