@@ -125,7 +125,7 @@ class team_claim {
     if (want <= 1) return;
     claimed_ = true;
     const int open = teams_open.fetch_add(1, std::memory_order_relaxed) + 1;
-    size_ = std::max(1, want / std::max(open, recent_peak(open)));
+    size_ = std::max(1, want / recent_peak(open));
   }
   ~team_claim() {
     if (claimed_) teams_open.fetch_sub(1, std::memory_order_relaxed);

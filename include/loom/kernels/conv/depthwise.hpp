@@ -330,7 +330,8 @@ void depthwise_plane_3x3(const conv2d_shape& s, const T* pb, index_t PW, const T
 /// padding around it (rows of the padding's value above and below, columns at both ends, the
 /// rows widened to whole vectors), so that every output vector reads its taps with plain loads and
 /// nothing is tested per pixel. Copying a depthwise layer to NHWC and back costs more than the
-/// layer (docs/tuning.md#depthwise). Sums run in the NHWC kernels' order (rows of taps, then columns, by FMA, padded taps included): the same bits.
+/// layer (docs/tuning.md#depthwise). Sums run in the NHWC kernels' order (rows of taps, then
+/// columns, by FMA, padded taps included): the same bits.
 template <class T>
 void run_depthwise_planes(const conv2d_shape& s, const strided4<const T>& in, const T* wp, const strided4<T>& out) {
   using B = simd::batch<T, simd::native_width<T>>;

@@ -8,6 +8,7 @@
 #include "../../lower/find_reduction.hpp"
 #include "../../lower/run.hpp"
 #include "../../lower/state.hpp"
+#include "../../simd/prefetch.hpp"
 #include "convolution.hpp"
 #include "depthwise.hpp"
 #include "direct.hpp"
@@ -68,12 +69,13 @@ struct weight_reader {
     base = a->view.data() + off;
   }
   index_t extent(std::size_t d) const { return ext[d]; }
-  value_type operator()(index_t ky, index_t kx, index_t c, index_t co) const {
-    return base[ky * stride[0] + kx * stride[1] + c * stride[2] + co * stride[3]];
-  }
+  value_type operator()(index_t ky, index_t kx, index_t c, index_t co) const { return *at(ky, kx, c, co); }
   /// (ky, kx, c, co) as a pointer where the output channels are contiguous, else null.
   const typename A::element_type* channel_run(index_t ky, index_t kx, index_t c, index_t co) const {
-    return stride[3] == 1 ? base + ky * stride[0] + kx * stride[1] + c * stride[2] + co : nullptr;
+    return stride[3] == 1 ? at(ky, kx, c, co) : nullptr;
+  }
+  const typename A::element_type* at(index_t ky, index_t kx, index_t c, index_t co) const {
+    return base + ky * stride[0] + kx * stride[1] + c * stride[2] + co * stride[3];
   }
   /// Which of (ky, kx, c, co) variable V of the access is.
   template <class V>
@@ -94,10 +96,7 @@ struct expression_epilogue {
 
   template <class B>
   LOOM_INLINE B apply_at(const B& v, const out_point& p, index_t j, index_t lanes) const {
-    State s = at;
-    s.template set<typename R::N>(p.n);
-    s.template set<typename R::Y>(p.y);
-    s.template set<typename R::X>(p.x);
+    State s = at_pixel(p);
     s.template set<typename R::CO>(j);
     s.active = lanes;
     with_reduction_value<State, B> c{s, v, lanes};
@@ -108,22 +107,27 @@ struct expression_epilogue {
   /// Asks for the lines of channels [j, j + count) at pixel p of every read that moves with the
   /// pixel (skip(n, y, x, co); not bias(co), nor the reduction's own operands) to come into L2.
   void prefetch_at(const out_point& p, index_t j, index_t count) const {
-    State s = at;
-    s.template set<typename R::N>(p.n);
-    s.template set<typename R::Y>(p.y);
-    s.template set<typename R::X>(p.x);
+    State s = at_pixel(p);
     auto ask = [&](const auto& a) {
       using A = std::remove_cvref_t<decltype(a)>;
       if constexpr (moves_with_pixel<A> && requires { a.address(s); }) {
         constexpr index_t line = index_t(64 / sizeof(typename A::value_type));
         for (index_t c = j; c < j + count; c += line) {
           s.template set<typename R::CO>(c);
-          simd::prefetch_l2(reinterpret_cast<std::uintptr_t>(a.address(s)));
+          simd::prefetch_l2(a.address(s), 0);
         }
       }
     };
     def.rhs.for_each_access(ask);
     if constexpr (convolution<Def>::accumulates) ask(def.lhs);
+  }
+  /// The state at pixel p (its channel still to set).
+  LOOM_INLINE State at_pixel(const out_point& p) const {
+    State s = at;
+    s.template set<typename R::N>(p.n);
+    s.template set<typename R::Y>(p.y);
+    s.template set<typename R::X>(p.x);
+    return s;
   }
   template <class A>
   static constexpr bool moves_with_pixel =

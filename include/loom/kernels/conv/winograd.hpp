@@ -117,9 +117,74 @@ void winograd_gemm(index_t C, const typename P::value_type* __restrict vx, index
   }(std::make_integer_sequence<index_t, MR * V>{});
 }
 
-/// One work item of F(M x M, 3 x 3): tiles q0 .. q0 + count - 1 of the batch (q = (n * TH + ty)
-/// * TW + tx: a run may span images, so small images fill it), blocks b0 .. b1 - 1 of NR output
-/// channels, U the transformed weights of all blocks. The run's V is computed once for all of them.
+/// Where tile q of the batch lies (q = (n * TH + ty) * TW + tx): its image and first output row
+/// and column.
+struct winograd_tile {
+  index_t n, oy, ox;
+};
+template <index_t M>
+LOOM_INLINE winograd_tile tile_at(const conv2d_shape& s, index_t q) {
+  const index_t TW = (s.OW + M - 1) / M, per_image = (s.OH + M - 1) / M * TW, r = q % per_image;
+  return {q / per_image, r / TW * M, r % TW * M};
+}
+
+/// f(out_point) for each output pixel of tile `at` inside the image, rows in order.
+template <index_t M, class F>
+LOOM_INLINE void for_tile_pixels(const conv2d_shape& s, const winograd_tile& at, const F& f) {
+  for (index_t i = 0; i < M && at.oy + i < s.OH; ++i)
+    for (index_t j = 0; j < M && at.ox + j < s.OW; ++j)
+      f(out_point{at.n, at.oy + i, at.ox + j, (at.n * s.OH + at.oy + i) * s.OW + at.ox + j});
+}
+
+/// Block b of NR output channels for tiles q0 .. q0 + count - 1, their V in vbuf: the products
+/// M(xi) = V(xi) U(xi) into mbuf, then Y = A^T M A per tile, the epilogue, the store.
+template <index_t M, class P, index_t V, class Epi>
+void winograd_block(const conv2d_shape& s, const typename P::value_type* vbuf, typename P::value_type* mbuf,
+                    const typename P::value_type* u, const nhwc<typename P::value_type>& out, index_t q0, index_t count, index_t b,
+                    const Epi& epi) {
+  using T = typename P::value_type;
+  using B = simd::batch<T, std::size_t(P::lanes)>;
+  constexpr index_t MR = tile_pixels<P, V>, W = P::lanes, NR = V * W, TB = winograd_run<P, V>;
+  constexpr index_t A = M + 2, A2 = A * A;
+  constexpr std::size_t a = std::size_t(A);
+  const index_t cp = (s.C + W - 1) / W * W, groups = (count + MR - 1) / MR;
+  const index_t co0 = b * NR, nco = std::min<index_t>(NR, s.CO - co0);
+  const T* ub = u + b * A2 * s.C * NR;
+  // What the epilogue reads at the tiles' pixels comes into L2 while the products below run.
+  if constexpr (prefetching_epilogue<Epi>) {
+    for (index_t t = 0; t < count; ++t)
+      for_tile_pixels<M>(s, tile_at<M>(s, q0 + t), [&](const out_point& p) { epi.prefetch_at(p, co0, nco); });
+  }
+  // M(xi) = V(xi) U(xi), three register tiles per position.
+  for (index_t xi = 0; xi < A2; ++xi)
+    for (index_t g = 0; g < groups; ++g)
+      winograd_gemm<P, V>(s.C, vbuf + (xi * TB + g * MR) * cp, cp, ub + xi * s.C * NR, mbuf + (xi * TB + g * MR) * NR);
+  // Y = A^T M A per tile and vector of channels, then the epilogue, then the store.
+  for (index_t t = 0; t < count; ++t) {
+    const winograd_tile at = tile_at<M>(s, q0 + t);
+    for (index_t r = 0; r * W < nco; ++r) {
+      std::array<B, std::size_t(M * A)> x;  // A^T M: M x A
+      for (std::size_t j = 0; j < a; ++j) {
+        B m[A], o[M];
+        for (std::size_t i = 0; i < a; ++i) m[i] = B::load_aligned(mbuf + (index_t(i * a + j) * TB + t) * NR + r * W);
+        output_step<M>([&](std::size_t i) -> const B& { return m[i]; }, o);
+        for (std::size_t i = 0; i < std::size_t(M); ++i) x[i * a + j] = o[i];
+      }
+      const index_t lanes = std::min<index_t>(W, nco - r * W);
+      for (index_t i = 0; i < M && at.oy + i < s.OH; ++i) {
+        B o[M];
+        output_step<M>([&](std::size_t j) -> const B& { return x[std::size_t(i) * a + j]; }, o);
+        for (index_t j = 0; j < M && at.ox + j < s.OW; ++j)
+          store_vector(o[j], out.pixel(at.n, at.oy + i, at.ox + j) + co0 + r * W, lanes, epi,
+                       out_point{at.n, at.oy + i, at.ox + j, (at.n * s.OH + at.oy + i) * s.OW + at.ox + j}, co0 + r * W);
+      }
+    }
+  }
+}
+
+/// One work item of F(M x M, 3 x 3): tiles q0 .. q0 + count - 1 of the batch (a run may span
+/// images, so small images fill it), blocks b0 .. b1 - 1 of NR output channels, U the transformed
+/// weights of all blocks. The run's V is computed once for all of them.
 template <index_t M, class P, index_t V, class Epi>
 void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* u,
                    const nhwc<typename P::value_type>& out, index_t q0, index_t count, index_t b0, index_t b1, const Epi& epi) {
@@ -128,7 +193,6 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
   constexpr index_t MR = tile_pixels<P, V>, W = P::lanes, NR = V * W, TB = winograd_run<P, V>;
   constexpr index_t A = M + 2, A2 = A * A;  // the input tile's side, and the positions xi
   constexpr std::size_t a = std::size_t(A);
-  const index_t TW = (s.OW + M - 1) / M, tiles = (s.OH + M - 1) / M * TW;
   const index_t cp = (s.C + W - 1) / W * W;  // a row of V per tile: channels rounded up to vectors
   T* vbuf = detail::scratch<T, winograd_v_scratch>(std::size_t(A2 * TB * cp));
   T* mbuf = detail::scratch<T, winograd_m_scratch>(std::size_t(A2 * TB * NR));
@@ -141,7 +205,8 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
       for (index_t xi = 0; xi < A2; ++xi) std::fill_n(vbuf + (xi * TB + t) * cp, cp, T(0));
       continue;
     }
-    const index_t n = (q0 + t) / tiles, q = (q0 + t) % tiles, y0 = q / TW * M - s.pt, x0 = q % TW * M - s.pl;
+    const winograd_tile at = tile_at<M>(s, q0 + t);
+    const index_t y0 = at.oy - s.pt, x0 = at.ox - s.pl;
     for (index_t c = 0; c < cp; c += W) {
       const index_t live = std::min<index_t>(W, s.C - c);
       std::array<B, std::size_t(A2)> d;
@@ -151,7 +216,7 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
           B& v = d[std::size_t(i * A + j)];
           // Lanes past C are never read by the GEMM step: a padded vector may fill them too.
           if (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) v = B(pad);
-          else v = live == W ? B::load_unaligned(in.pixel(n, iy, ix) + c) : simd::load_first<B>(in.pixel(n, iy, ix) + c, live);
+          else v = live == W ? B::load_unaligned(in.pixel(at.n, iy, ix) + c) : simd::load_first<B>(in.pixel(at.n, iy, ix) + c, live);
         }
       std::array<B, std::size_t(A2)> x;  // B^T d, column by column
       for (std::size_t j = 0; j < a; ++j) {
@@ -166,61 +231,25 @@ void winograd_item(const conv2d_shape& s, const nhwc<const typename P::value_typ
       }
     }
   }
-  for (index_t b = b0; b < b1; ++b) {
-  const index_t co0 = b * NR, nco = std::min<index_t>(NR, s.CO - co0);
-  const T* ub = u + b * A2 * s.C * NR;
-  // What the epilogue reads at the run's pixels comes into L2 while the products below run.
-  if constexpr (prefetching_epilogue<Epi>) {
-    for (index_t t = 0; t < count; ++t) {
-      const index_t n = (q0 + t) / tiles, q = (q0 + t) % tiles, oy0 = q / TW * M, ox0 = q % TW * M;
-      for (index_t i = 0; i < M && oy0 + i < s.OH; ++i)
-        for (index_t j = 0; j < M && ox0 + j < s.OW; ++j)
-          epi.prefetch_at(out_point{n, oy0 + i, ox0 + j, (n * s.OH + oy0 + i) * s.OW + ox0 + j}, co0, nco);
-    }
-  }
-  // M(xi) = V(xi) U(xi), three register tiles per position.
-  for (index_t xi = 0; xi < A2; ++xi)
-    for (index_t g = 0; g < groups; ++g)
-      winograd_gemm<P, V>(s.C, vbuf + (xi * TB + g * MR) * cp, cp, ub + xi * s.C * NR, mbuf + (xi * TB + g * MR) * NR);
-  // Y = A^T M A per tile and vector of channels, then the epilogue, then the store.
-  for (index_t t = 0; t < count; ++t) {
-    const index_t n = (q0 + t) / tiles, q = (q0 + t) % tiles, oy0 = q / TW * M, ox0 = q % TW * M;
-    for (index_t r = 0; r * W < nco; ++r) {
-      std::array<B, std::size_t(M * A)> x;  // A^T M: M x A
-      for (std::size_t j = 0; j < a; ++j) {
-        B m[A], o[M];
-        for (std::size_t i = 0; i < a; ++i) m[i] = B::load_aligned(mbuf + (index_t(i * a + j) * TB + t) * NR + r * W);
-        output_step<M>([&](std::size_t i) -> const B& { return m[i]; }, o);
-        for (std::size_t i = 0; i < std::size_t(M); ++i) x[i * a + j] = o[i];
-      }
-      const index_t lanes = std::min<index_t>(W, nco - r * W);
-      for (index_t i = 0; i < M && oy0 + i < s.OH; ++i) {
-        B o[M];
-        output_step<M>([&](std::size_t j) -> const B& { return x[std::size_t(i) * a + j]; }, o);
-        for (index_t j = 0; j < M && ox0 + j < s.OW; ++j)
-          store_vector(o[j], out.pixel(n, oy0 + i, ox0 + j) + co0 + r * W, lanes, epi,
-                       out_point{n, oy0 + i, ox0 + j, (n * s.OH + oy0 + i) * s.OW + ox0 + j}, co0 + r * W);
-      }
-    }
-  }
-  }
+  for (index_t b = b0; b < b1; ++b) winograd_block<M, P, V>(s, vbuf, mbuf, u, out, q0, count, b, epi);
+}
+
+/// Blocks of output channels per work item, for `runs` runs of tiles on a team of `team`: as few
+/// as give the team enough items (as many as the team, a multiple of it, or at least four per
+/// thread), since each item computes its run's V again.
+constexpr index_t winograd_blocks_per_item(index_t blocks, index_t runs, index_t team) {
+  index_t spans = 1;
+  while (spans < blocks && (spans * runs < team || (spans * runs % team != 0 && spans * runs < 4 * team))) ++spans;
+  return (blocks + spans - 1) / spans;
 }
 
 template <index_t M, class P, index_t V, class Epi>
 void run_winograd_v(const conv2d_shape& s, const nhwc<const typename P::value_type>& in, const typename P::value_type* u,
                     const nhwc<typename P::value_type>& out, const Epi& epi) {
   constexpr index_t NR = V * P::lanes, TB = winograd_run<P, V>;
-  const index_t blocks = (s.CO + NR - 1) / NR;
-  const index_t tiles = s.N * ((s.OH + M - 1) / M) * ((s.OW + M - 1) / M), runs = (tiles + TB - 1) / TB;
-  // An item is a run and a span of blocks, V computed once for the span: the blocks are split only
-  // as far as the threads need items (as many as the team, or a multiple, or plenty), since each
-  // span computes the run's V again. Runs innermost: a thread's consecutive items share one span
-  // of transformed weights.
-  const index_t team = loom::get_num_threads();
-  index_t spans = 1;
-  while (spans < blocks && (spans * runs < team || (spans * runs % team != 0 && spans * runs < 4 * team))) ++spans;
-  const index_t per = (blocks + spans - 1) / spans;
-  spans = (blocks + per - 1) / per;
+  const index_t blocks = (s.CO + NR - 1) / NR, tiles = s.tiles(M), runs = (tiles + TB - 1) / TB;
+  const index_t per = winograd_blocks_per_item(blocks, runs, loom::get_num_threads()), spans = (blocks + per - 1) / per;
+  // Runs innermost: a thread's consecutive items share one span of transformed weights.
   for_items(spans * runs, [&](index_t t) {
     const index_t r = t % runs, b0 = t / runs * per;
     winograd_item<M, P, V>(s, in, u, out, r * TB, std::min(TB, tiles - r * TB), b0, std::min(blocks, b0 + per), epi);
