@@ -215,6 +215,68 @@ TEST_CASE("pipeline: reductions that depend on fewer variables are computed once
   }
 }
 
+TEST_CASE("pipeline: equivalent hoisted reductions are one stage when they read the same values", "[pipeline]") {
+  auto g = lt::make_rng("pipeline merged hoist");
+  // The shapes match up to the reductions' own variables; free variables, operators and views
+  // must not be renamed.
+  {
+    using namespace loom::detail;
+    T2 X(2, 3), Y(2, 3);
+    using MaxK = decltype(maximum(k, X(i, k)));
+    using MaxL = decltype(maximum(l, X(i, l)));
+    static_assert(alpha_equivalent<MaxK, MaxL>);
+    static_assert(!alpha_equivalent<decltype(maximum(k, X(i, k))), decltype(maximum(k, X(j, k)))>);  // free i vs j
+    static_assert(!alpha_equivalent<decltype(maximum(k, X(i, k))), decltype(sum(k, X(i, k)))>);
+    static_assert(!alpha_equivalent<decltype(sum(k, l, X(k, l))), decltype(sum(k, l, X(l, k)))>);
+    static_assert(alpha_equivalent<decltype(sum(k, l, X(k, l))), decltype(sum(l, k, X(l, k)))>);
+    static_assert(!alpha_equivalent<decltype(sum(k, X(i, k))), decltype(sum(k, X(i, k + 1)))>);
+    const auto softmax = Y(i, j) = exp(X(i, j) - maximum(k, X(i, k))) / sum(k, exp(X(i, k) - maximum(l, X(i, l))));
+    const auto merged = hoist_all<true>(softmax);
+    static_assert(std::tuple_size_v<decltype(merged.defs)> == 3);  // max, sum of exp, the output
+    static_assert(std::tuple_size_v<decltype(hoist_all<false>(softmax).defs)> == 4);
+    CHECK(merged.merges_hold());
+  }
+  for (int round = 0; round < 4; ++round) {
+    const index_t M = round == 0 ? 1 : lt::pick_size(g, 30), N = round == 1 ? 1 : lt::pick_size(g, 70);
+    INFO("M = " << M << ", N = " << N);
+    T2 X(M, N), X2(M, N), Y(M, N), wide(M, N + 3);
+    lt::fill_random(X.view(), g, 0.5, 3);  // positive: the sums below stay away from 0
+    lt::fill_random(X2.view(), g, 0.5, 3);
+    lt::fill_random(wide.view(), g, 0.5, 3);
+    // Y(i, j) = A(i, j) * c1 / sum(k, B(i, k) * c2), in doubles: the shapes below differ only in
+    // which view or constant the second reduction reads.
+    auto ref = [&](const auto& A, const auto& B, double c1, double c2) {
+      std::vector<double> r(std::size_t(M * N));
+      for (index_t a = 0; a < M; ++a) {
+        double s = 0, m1 = -1e300;
+        for (index_t b = 0; b < N; ++b) s += double(B(a, b)) * c2, m1 = std::max(m1, double(A(a, b)) * c1);
+        for (index_t b = 0; b < N; ++b) r[std::size_t(a * N + b)] = (double(A(a, b)) * c1 - m1) / s;
+      }
+      return r;
+    };
+    auto shifted = wide.view().block({0, 3}, {M, N});  // the same type as X's view, other elements
+    // One stage for both maxima (the same view), and two where the views or constants differ.
+    loom::run(Y(i, j) = (X(i, j) * 2.f - maximum(k, X(i, k) * 2.f)) / sum(k, X(i, k) * 2.f + 0.f * maximum(l, X(i, l) * 2.f)));
+    CHECK(lt::compare(Y.view(), ref(X, X, 2, 2), 1e-4).ok);
+    loom::run(Y(i, j) = (X(i, j) * 2.f - maximum(k, X(i, k) * 2.f)) / sum(k, X2(i, k) * 3.f + 0.f * maximum(l, X2(i, l) * 2.f)));
+    CHECK(lt::compare(Y.view(), ref(X, X2, 2, 3), 1e-4).ok);
+    loom::run(Y(i, j) = (X(i, j) * 2.f - maximum(k, X(i, k) * 2.f)) / sum(k, X(i, k) * 3.f));
+    CHECK(lt::compare(Y.view(), ref(X, X, 2, 3), 1e-4).ok);
+    loom::run(Y(i, j) = (X(i, j) - maximum(k, X(i, k))) / sum(k, shifted(i, k)));
+    CHECK(lt::compare(Y.view(), ref(X, shifted, 1, 1), 1e-4).ok);
+    // softmax whose two maxima read different tensors of one type: no merge, each its own stage
+    loom::run(Y(i, j) = exp(X(i, j) - maximum(k, X(i, k))) / sum(k, exp(X(i, k) - maximum(l, X2(i, l)))));
+    std::vector<double> soft(std::size_t(M * N));
+    for (index_t a = 0; a < M; ++a) {
+      double m1 = -1e300, m2 = -1e300, s = 0;
+      for (index_t b = 0; b < N; ++b) m1 = std::max(m1, double(X(a, b))), m2 = std::max(m2, double(X2(a, b)));
+      for (index_t b = 0; b < N; ++b) s += std::exp(X(a, b) - m2);
+      for (index_t b = 0; b < N; ++b) soft[std::size_t(a * N + b)] = std::exp(X(a, b) - m1) / s;
+    }
+    CHECK(lt::compare(Y.view(), soft, 1e-5).ok);
+  }
+}
+
 TEST_CASE("pipeline: a reduction nested in another reduction's body, hoisted to root", "[pipeline]") {
   auto g = lt::make_rng("pipeline nested hoist");
   const index_t M = 13, K = 17, L = 9;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "../expr/definition.hpp"
+#include "../expr/equivalent.hpp"
 #include "../expr/let.hpp"
 #include "../expr/ops.hpp"
 #include "../expr/reduce.hpp"
@@ -68,23 +69,49 @@ template <class Op, class... RV, class E, class Scope>
 inline constexpr bool has_hoist<reduce_node<Op, meta::list<RV...>, E>, Scope> =
     has_hoist<E, meta::concat<Scope, meta::list<RV...>>> || hoistable<reduce_node<Op, meta::list<RV...>, E>, Scope>;
 
+/// A hoistable reduction that computes what implicit stage M (a definition in Done) already
+/// computes, up to the names of its variables (expr/equivalent.hpp): it reads stage M instead, if a
+/// run finds the two read the same values (same_values).
+template <std::size_t M, class R>
+struct merged_reduction {
+  R node;
+};
+
+/// The position in Done (a tuple of stage definitions) of the first stage whose reduction is
+/// alpha-equivalent to R, indexed by the variables Used; Done's size if there is none.
+template <class Done, class R, class Used>
+struct equivalent_stage;
+template <class... D, class R, class Used>
+struct equivalent_stage<std::tuple<D...>, R, Used> {
+  static constexpr std::size_t value = [] {
+    constexpr bool match[] = {false, (alpha_equivalent<typename D::rhs_type, R> &&
+                                      std::is_same_v<meta::list<typename D::lhs_type::index_types>, meta::list<Used>>)...};
+    for (std::size_t m = 0; m < sizeof...(D); ++m)
+      if (match[m + 1]) return m;
+    return sizeof...(D);
+  }();
+};
+
 /// Takes the innermost hoistable reduction out of a tree: returns the tree with an access to
 /// stage Id (indexed by the variables the reduction uses) in its place, and the definition of
-/// stage Id (that access = the reduction).
-template <class Id>
+/// stage Id (that access = the reduction). With Merge, a reduction equivalent to one of the
+/// stages in Done reads that stage instead, and the second part is a merged_reduction.
+template <class Id, bool Merge, class Done>
 struct hoist_one {
+  const Done& done;
+
   template <class Scope, class Op, class A>
-  static auto apply(const unary<Op, A>& n) {
+  auto apply(const unary<Op, A>& n) {
     auto [a, r] = apply<Scope>(n.a);
     return std::make_pair(unary<Op, decltype(a)>(a), r);
   }
   template <class Scope, class To, class A>
-  static auto apply(const cast_node<To, A>& n) {
+  auto apply(const cast_node<To, A>& n) {
     auto [a, r] = apply<Scope>(n.a);
     return std::make_pair(cast_node<To, decltype(a)>(a), r);
   }
   template <class Scope, class Op, class A, class B>
-  static auto apply(const binary<Op, A, B>& n) {
+  auto apply(const binary<Op, A, B>& n) {
     if constexpr (has_hoist<A, Scope>) {
       auto [a, r] = apply<Scope>(n.a);
       return std::make_pair(binary<Op, decltype(a), B>(a, n.b), r);
@@ -94,7 +121,7 @@ struct hoist_one {
     }
   }
   template <class Scope, class Op, class A, class B>
-  static auto apply(const compare<Op, A, B>& n) {
+  auto apply(const compare<Op, A, B>& n) {
     if constexpr (has_hoist<A, Scope>) {
       auto [a, r] = apply<Scope>(n.a);
       return std::make_pair(compare<Op, decltype(a), B>(a, n.b), r);
@@ -104,7 +131,7 @@ struct hoist_one {
     }
   }
   template <class Scope, class C, class A, class B>
-  static auto apply(const select_node<C, A, B>& n) {
+  auto apply(const select_node<C, A, B>& n) {
     if constexpr (has_hoist<C, Scope>) {
       auto [c, r] = apply<Scope>(n.cond);
       return std::make_pair(select_node<decltype(c), A, B>(c, n.a, n.b), r);
@@ -117,7 +144,7 @@ struct hoist_one {
     }
   }
   template <class Scope, class A, class B, class C>
-  static auto apply(const fma_node<A, B, C>& n) {
+  auto apply(const fma_node<A, B, C>& n) {
     if constexpr (has_hoist<A, Scope>) {
       auto [a, r] = apply<Scope>(n.a);
       return std::make_pair(fma_node<decltype(a), B, C>(a, n.b, n.c3), r);
@@ -130,7 +157,7 @@ struct hoist_one {
     }
   }
   template <class Scope, class K, class V, class B>
-  static auto apply(const let_node<K, V, B>& n) {
+  auto apply(const let_node<K, V, B>& n) {
     if constexpr (has_hoist<V, Scope>) {
       auto [v, r] = apply<Scope>(n.value);
       return std::make_pair(let_node<K, decltype(v), B>(v, n.body), r);
@@ -140,7 +167,7 @@ struct hoist_one {
     }
   }
   template <class Scope, class Op, class... RV, class E>
-  static auto apply(const reduce_node<Op, meta::list<RV...>, E>& n) {
+  auto apply(const reduce_node<Op, meta::list<RV...>, E>& n) {
     using inner = meta::concat<Scope, meta::list<RV...>>;
     if constexpr (has_hoist<E, inner>) {
       auto [b, r] = apply<inner>(n.body);
@@ -148,28 +175,62 @@ struct hoist_one {
     } else {
       // This one: its body holds nothing hoistable, and it depends on fewer variables than Scope.
       using used = typename used_of<Scope, E>::type;
+      using R = reduce_node<Op, meta::list<RV...>, E>;
       return [&]<class... U>(meta::list<U...>*) {
+        constexpr std::size_t M = equivalent_stage<Done, R, meta::list<U...>>::value;
+        if constexpr (Merge && M < std::tuple_size_v<Done>) {
+          const auto& stage = std::get<M>(done);
+          const access<std::remove_cvref_t<decltype(stage.lhs.view)>, U...> read(stage.lhs.view, U{}...);
+          return std::make_pair(read, merged_reduction<M, R>{n});
+        } else {
         using V = region_view<value_t<E>, sizeof...(U), layout_right, Id>;
         V v;
         v.set_name(Id::name());
         const access<V, U...> read(v, U{}...);
-        return std::make_pair(read, definition<access<V, U...>, reduce_node<Op, meta::list<RV...>, E>, assign_set>(read, n));
+        return std::make_pair(read, definition<access<V, U...>, R, assign_set>(read, n));
+        }
       }(static_cast<used*>(nullptr));
     }
   }
 };
 
+template <class T>
+inline constexpr bool is_merged_reduction = false;
+template <std::size_t M, class R>
+inline constexpr bool is_merged_reduction<merged_reduction<M, R>> = true;
+
 /// The definitions def becomes: its implicit stages in the order they must run (innermost
-/// first), then def reading them.
-template <std::size_t N = 0, class Def, class... Done>
-auto hoist_all(const Def& def, const std::tuple<Done...>& done = {}) {
+/// first), then def reading them (hoisted.defs); with Merge, a reduction equivalent to an earlier
+/// stage reads it (hoisted.merged: the reductions that must read the same values as their stage).
+template <class Defs, class Merged>
+struct hoisted {
+  Defs defs;
+  Merged merged;
+  /// Whether every merged reduction reads the same values as the stage it was merged into.
+  bool merges_hold() const {
+    return std::apply([&](const auto&... m) { return (holds(m) && ... && true); }, merged);
+  }
+
+ private:
+  template <std::size_t M, class R>
+  bool holds(const merged_reduction<M, R>& m) const {
+    return same_values(std::get<M>(defs).rhs, m.node);
+  }
+};
+
+template <bool Merge, std::size_t N = 0, class Def, class... Done, class... Merged>
+auto hoist_all(const Def& def, const std::tuple<Done...>& done = {}, const std::tuple<Merged...>& merged = {}) {
   using Scope = typename Def::pure_vars;
   if constexpr (!has_hoist<typename Def::rhs_type, Scope>) {
-    return std::tuple_cat(done, std::make_tuple(def));
+    auto defs = std::tuple_cat(done, std::make_tuple(def));
+    return hoisted<decltype(defs), std::tuple<Merged...>>{defs, merged};
   } else {
-    auto [rhs, stage_def] = hoist_one<hoisted_id<N>>::template apply<Scope>(def.rhs);
+    auto [rhs, found] = hoist_one<hoisted_id<N>, Merge, std::tuple<Done...>>{done}.template apply<Scope>(def.rhs);
     using Main = definition<typename Def::lhs_type, decltype(rhs), typename Def::mode>;
-    return hoist_all<N + 1>(Main(def.lhs, rhs), std::tuple_cat(done, std::make_tuple(stage_def)));
+    if constexpr (is_merged_reduction<decltype(found)>)
+      return hoist_all<Merge, N>(Main(def.lhs, rhs), done, std::tuple_cat(merged, std::make_tuple(found)));
+    else
+      return hoist_all<Merge, N + 1>(Main(def.lhs, rhs), std::tuple_cat(done, std::make_tuple(found)), merged);
   }
 }
 

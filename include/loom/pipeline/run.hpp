@@ -1104,7 +1104,8 @@ inline constexpr index_t hoisted_strip_rows = 8;
 
 /// The default schedule of a definition whose reductions are hoisted: its own default, unless it
 /// puts the lanes along its last variable (row-major rows) with two variables or more; then
-/// strips of hoisted_strip_rows rows of its first variable, in parallel, lanes along the last.
+/// strips of hoisted_strip_rows rows of its first variable, in parallel, lanes along the last,
+/// and (for `=`) stores streamed once the run outgrows the cache.
 template <class Main>
 struct hoisted_default {
   using base = default_schedule_t<Main>;
@@ -1117,7 +1118,10 @@ struct hoisted_default {
       using VL = meta::at<pure, pure::size - 1>;
       using P = plan<Main, typename driver_schedule<base>::type>;
       if constexpr (!P::vectorized || !std::is_same_v<root_var_t<typename P::lane>, VL>) return base{};
-      else return schedule<split<V0{}, hoisted_strip_rows>, parallel<outer_loop<V0>{}>, vectorize<VL{}>>{};
+      else if constexpr (!std::is_same_v<typename Main::mode, assign_set>)
+        return schedule<split<V0{}, hoisted_strip_rows>, parallel<outer_loop<V0>{}>, vectorize<VL{}>>{};
+      else  // the output is written once: past the cache, without reading its lines first
+        return schedule<split<V0{}, hoisted_strip_rows>, parallel<outer_loop<V0>{}>, vectorize<VL{}>, stream_stores<>>{};
     }
   }());
 };
@@ -1128,17 +1132,14 @@ using hoisted_default_t = typename hoisted_default<Main>::type;
 template <class... H>
 using hoisted_vars = meta::unique<meta::concat<meta::list<>, typename H::lhs_type::index_types...>>;
 
-/// Runs a definition with reductions that do not depend on every variable around them: each
-/// becomes an implicit stage (pipeline/hoist.hpp), computed at the outer loops of the
-/// definition's nest that fix what it depends on (per row, for a row-wise softmax), or at root.
-template <class S, class Def>
-void run_hoisted(const Def& def) {
-  auto defs = hoist_all(def);
-  constexpr std::size_t n = std::tuple_size_v<decltype(defs)> - 1;
-  using Main = std::tuple_element_t<n, decltype(defs)>;
+/// Runs the definitions a hoisted definition became: its implicit stages, then itself.
+template <class S, class Defs>
+void run_hoisted_defs(const Defs& defs) {
+  constexpr std::size_t n = std::tuple_size_v<Defs> - 1;
+  using Main = std::tuple_element_t<n, Defs>;
   using MS = std::conditional_t<std::is_same_v<S, auto_schedule>, hoisted_default_t<Main>, S>;
   using used = decltype([]<std::size_t... K>(std::index_sequence<K...>) {
-    return hoisted_vars<std::tuple_element_t<K, decltype(defs)>...>{};
+    return hoisted_vars<std::tuple_element_t<K, Defs>...>{};
   }(std::make_index_sequence<n>{}));
   constexpr bool all_pure = []<class... U>(meta::list<U...>*) {
     return (meta::contains<typename Main::pure_vars, U> && ...);
@@ -1161,6 +1162,23 @@ void run_hoisted(const Def& def) {
         }(std::make_index_sequence<n>{});
       },
       defs);
+}
+
+/// Runs a definition with reductions that do not depend on every variable around them: each
+/// becomes an implicit stage (pipeline/hoist.hpp), computed at the outer loops of the
+/// definition's nest that fix what it depends on (per row, for a row-wise softmax), or at root.
+/// Reductions that compute the same values (`maximum(k, X(i, k))` and `maximum(l, X(i, l))`) are
+/// one stage; when a run finds that two of the same shape read different views, each is its own.
+template <class S, class Def>
+void run_hoisted(const Def& def) {
+  const auto merged = hoist_all<true>(def);
+  if constexpr (std::tuple_size_v<decltype(merged.merged)> > 0) {
+    if (!merged.merges_hold()) {
+      run_hoisted_defs<S>(hoist_all<false>(def).defs);
+      return;
+    }
+  }
+  run_hoisted_defs<S>(merged.defs);
 }
 
 /// Runs a definition that reads through boundary conditions: as a pipeline of one stage, whose
