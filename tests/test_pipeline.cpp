@@ -221,7 +221,7 @@ TEST_CASE("pipeline: equivalent hoisted reductions are one stage when they read 
   // must not be renamed.
   {
     using namespace loom::detail;
-    T2 X(2, 3), Y(2, 3);
+    T2 X("X", 2, 3), Y("Y", 2, 3);
     using MaxK = decltype(maximum(k, X(i, k)));
     using MaxL = decltype(maximum(l, X(i, l)));
     static_assert(alpha_equivalent<MaxK, MaxL>);
@@ -235,6 +235,17 @@ TEST_CASE("pipeline: equivalent hoisted reductions are one stage when they read 
     static_assert(std::tuple_size_v<decltype(merged.defs)> == 3);  // max, sum of exp, the output
     static_assert(std::tuple_size_v<decltype(hoist_all<false>(softmax).defs)> == 4);
     CHECK(merged.merges_hold());
+    // print_loop_nest shows the pipeline that runs: the row's maximum and sum computed per strip
+    const std::string nest = loom::print_loop_nest(softmax);
+    INFO(nest);
+    CHECK(nest.find("r0: computed here") != std::string::npos);
+    CHECK(nest.find("r1: computed here") != std::string::npos);
+    CHECK(nest.find("r2") == std::string::npos);
+    CHECK(nest.find("Y(i, j) = (exp((X(i, j) - r0(i))) / r1(i))") != std::string::npos);
+    T2 X2(2, 3);
+    const std::string apart =
+        loom::print_loop_nest(Y(i, j) = exp(X(i, j) - maximum(k, X(i, k))) / sum(k, exp(X(i, k) - maximum(l, X2(i, l)))));
+    CHECK(apart.find("r2: computed here") != std::string::npos);
   }
   for (int round = 0; round < 4; ++round) {
     const index_t M = round == 0 ? 1 : lt::pick_size(g, 30), N = round == 1 ? 1 : lt::pick_size(g, 70);

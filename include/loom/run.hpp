@@ -68,8 +68,13 @@ void run(const D& def) {
   }
 }
 
+namespace detail {
+template <class S, class Def>
+std::string print_hoisted(const Def& def);
+}  // namespace detail
+
 /// The loop nest schedule S emits for a definition, as pseudo-code (an engine's own description
-/// when one runs it).
+/// when one runs it; for a definition with hoisted reductions, the pipeline it runs as).
 template <class S = auto_schedule, Definition D>
 std::string print_loop_nest(const D& def) {
   using E = detail::engine_for<S, D>;
@@ -84,6 +89,8 @@ std::string print_loop_nest(const D& def) {
   } else if constexpr (engine) {
     if constexpr (E::template require<S, D>()) return E::template describe<S>(def);
     else return {};
+  } else if constexpr (detail::needs_hoisting<D>) {
+    return detail::print_hoisted<S>(def);  // the pipeline it runs as: each implicit stage where it is computed
   } else if constexpr (is_specialize<detail::resolve_schedule<S, D>>) {
     using R = detail::resolve_schedule<S, D>;
     auto indented = [](const std::string& text) {
@@ -243,5 +250,13 @@ std::string print_loop_nest(const Pipeline<Defs...>& p) {
     return detail::pipeline_printer<R>::print(lowered, inlined);
   }
 }
+
+namespace detail {
+/// The pipeline a definition with hoisted reductions runs as (pipeline/hoist.hpp), printed.
+template <class S, class Def>
+std::string print_hoisted(const Def& def) {
+  return with_hoisted<S>(def, []<class... Stages>(const auto& pipe) { return loom::print_loop_nest<Stages...>(pipe); });
+}
+}  // namespace detail
 
 }  // namespace loom

@@ -1132,9 +1132,12 @@ using hoisted_default_t = typename hoisted_default<Main>::type;
 template <class... H>
 using hoisted_vars = meta::unique<meta::concat<meta::list<>, typename H::lhs_type::index_types...>>;
 
-/// Runs the definitions a hoisted definition became: its implicit stages, then itself.
-template <class S, class Defs>
-void run_hoisted_defs(const Defs& defs) {
+/// f.template operator()<Stages...>(pipe) on the pipeline a hoisted definition became (defs: its
+/// implicit stages, then itself) and the schedule it runs under: each implicit stage at the outer
+/// loops of the definition's nest that fix what it depends on, or at root; the definition under S
+/// (auto_schedule: hoisted_default_t).
+template <class S, class Defs, class F>
+decltype(auto) with_hoisted_pipeline(const Defs& defs, F&& f) {
   constexpr std::size_t n = std::tuple_size_v<Defs> - 1;
   using Main = std::tuple_element_t<n, Defs>;
   using MS = std::conditional_t<std::is_same_v<S, auto_schedule>, hoisted_default_t<Main>, S>;
@@ -1154,11 +1157,11 @@ void run_hoisted_defs(const Defs& defs) {
     }
   };
   using Place = decltype(placement());
-  std::apply(
-      [&](const auto&... d) {
+  return std::apply(
+      [&](const auto&... d) -> decltype(auto) {
         Pipeline<std::remove_cvref_t<decltype(d)>...> pipe(d...);
-        [&]<std::size_t... K>(std::index_sequence<K...>) {
-          loom::run<stage<hoisted_id<K>{}, Place>..., stage<output, MS>>(pipe);
+        return [&]<std::size_t... K>(std::index_sequence<K...>) -> decltype(auto) {
+          return f.template operator()<stage<hoisted_id<K>{}, Place>..., stage<output, MS>>(pipe);
         }(std::make_index_sequence<n>{});
       },
       defs);
@@ -1169,16 +1172,17 @@ void run_hoisted_defs(const Defs& defs) {
 /// definition's nest that fix what it depends on (per row, for a row-wise softmax), or at root.
 /// Reductions that compute the same values (`maximum(k, X(i, k))` and `maximum(l, X(i, l))`) are
 /// one stage; when a run finds that two of the same shape read different views, each is its own.
-template <class S, class Def>
-void run_hoisted(const Def& def) {
+template <class S, class Def, class F>
+decltype(auto) with_hoisted(const Def& def, F&& f) {
   const auto merged = hoist_all<true>(def);
   if constexpr (std::tuple_size_v<decltype(merged.merged)> > 0) {
-    if (!merged.merges_hold()) {
-      run_hoisted_defs<S>(hoist_all<false>(def).defs);
-      return;
-    }
+    if (!merged.merges_hold()) return with_hoisted_pipeline<S>(hoist_all<false>(def).defs, f);
   }
-  run_hoisted_defs<S>(merged.defs);
+  return with_hoisted_pipeline<S>(merged.defs, f);
+}
+template <class S, class Def>
+void run_hoisted(const Def& def) {
+  with_hoisted<S>(def, []<class... Stages>(auto& pipe) { loom::run<Stages...>(pipe); });
 }
 
 /// Runs a definition that reads through boundary conditions: as a pipeline of one stage, whose
