@@ -125,6 +125,9 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
   const bool in_place_out = out.stride(3) == 1;
   if (in_place_in && in_place_out) return run_nhwc<P>(s, as_nhwc<const T>(in), pw, as_nhwc<T>(out), epi, path);
   if constexpr (gemm_detail::is_identity_epilogue<Epi>) {
+    // A 1 x 1 on NCHW planes: a GEMM per image on the planes themselves, no copies.
+    if (pw.plain_data() && !overlap && planes_run_as_gemm(s, strided_of<const T>(in), strided_of<T>(out)))
+      return run_planes_as_gemm<T>(s, strided_of<const T>(in), gemm_detail::matrix_ref<T>{pw.plain_data(), s.CO, 1}, strided_of<T>(out));
     // Depthwise on NCHW planes at row stride 1: a stencil per plane, no copies to NHWC (they
     // would cost more than it).
     if (pw.depthwise() && !overlap && in.stride(3) != 1 && depthwise_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
@@ -234,6 +237,14 @@ void conv2d_checked(OM&& out, const IM& in, const WM& w, const conv2d_params& p,
     const auto dst = conv_detail::as_nhwc<T>(o);
     if (conv_detail::runs_as_gemm(s, src, dst)) {  // 1 x 1, stride 1: a GEMM on the tensors themselves
       conv_detail::run_as_gemm(s, src, gemm_detail::matrix_ref<T>{wv.data(), wv.stride(2), wv.stride(3)}, dst, epilogue);
+      return;
+    }
+  }
+  if constexpr (gemm_detail::is_identity_epilogue<Epi>) {  // the same on NCHW planes, out = w^T in per image
+    const auto src = conv_detail::strided_of<const T>(i);
+    const auto dst = conv_detail::strided_of<T>(o);
+    if (!views_overlap(o, i) && !views_overlap(o, wv) && conv_detail::planes_run_as_gemm(s, src, dst)) {
+      conv_detail::run_planes_as_gemm(s, src, gemm_detail::matrix_ref<T>{wv.data(), wv.stride(2), wv.stride(3)}, dst);
       return;
     }
   }

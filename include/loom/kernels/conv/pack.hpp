@@ -175,7 +175,10 @@ class conv2d_packed_weights {
   const value_type* winograd_data() const { return wino_; }
   /// The F(2 x 2, 3 x 3) layout (null when not packed for it).
   const value_type* winograd2_data() const { return wino2_; }
-  std::size_t bytes() const { return (size_ + wino_size_ + wino2_size_) * sizeof(value_type); }
+  /// A 1 x 1's weights as the plain C x CO matrix (row-major), the GEMM engine's operand for
+  /// channel planes (pointwise.hpp); null for other windows and for weights packed by the call.
+  const value_type* plain_data() const { return plain_.get(); }
+  std::size_t bytes() const { return (size_ + wino_size_ + wino2_size_ + plain_size_) * sizeof(value_type); }
 
   /// Packs w (KH x KW x Cg x CO, any strides) for `groups` groups in the layouts `which` asks for
   /// (the Winograd ones need a 3 x 3 window and one group): the call chooses among them.
@@ -217,6 +220,12 @@ class conv2d_packed_weights {
           for (index_t co = 0; co < r.co_; ++co) d[(ky * r.kw_ + kx) * r.co_ + co] = w(ky, kx, 0, co);
       return r;
     }
+    if (taps == 1 && groups == 1 && !in_scratch) {
+      r.plain_size_ = std::size_t(r.cg_ * r.co_);
+      r.plain_.reset(static_cast<value_type*>(::operator new(std::max<std::size_t>(r.plain_size_, 1) * sizeof(value_type), std::align_val_t{64})));
+      for (index_t c = 0; c < r.cg_; ++c)
+        for (index_t co = 0; co < r.co_; ++co) r.plain_[std::size_t(c * r.co_ + co)] = value_type(w(0, 0, c, co));
+    }
     r.vectors_ = conv_detail::tile_vectors<P>(COg);
     const index_t NR = r.vectors_ * P::lanes;
     const index_t blocks = (COg + NR - 1) / NR;
@@ -251,11 +260,11 @@ class conv2d_packed_weights {
     owned.reset(static_cast<value_type*>(::operator new(std::max<std::size_t>(n, 1) * sizeof(value_type), std::align_val_t{64})));
     return owned.get();
   }
-  std::unique_ptr<value_type[], conv_detail::aligned_delete> owned_, owned_wino_, owned_wino2_;
+  std::unique_ptr<value_type[], conv_detail::aligned_delete> owned_, owned_wino_, owned_wino2_, plain_;
   value_type* direct_ = nullptr;
   value_type* wino_ = nullptr;
   value_type* wino2_ = nullptr;
-  std::size_t size_ = 0, wino_size_ = 0, wino2_size_ = 0;
+  std::size_t size_ = 0, wino_size_ = 0, wino2_size_ = 0, plain_size_ = 0;
   index_t kh_ = 0, kw_ = 0, cg_ = 0, co_ = 0, groups_ = 1, vectors_ = 1;
   bool depthwise_ = false, in_scratch_ = false;
 };

@@ -3,11 +3,14 @@
 // out(N H W x CO) = in(N H W x C) w(C x CO). When the pixels of the input and the output are evenly
 // spaced (NHWC with packed rows and images, or one row, or one image) the GEMM engine runs it
 // straight on the tensors, no copy, the epilogue on its micro-tiles (its i is the conv's pixel, its
-// j the output channel: the same contract).
+// j the output channel: the same contract). On channel planes (NCHW) it is a GEMM per image the
+// other way round, out(CO x H W) = w^T(CO x C) in(C x H W), also with no copy (identity epilogue
+// only: the engine's i is then the channel).
 #pragma once
 #include "../../core/config.hpp"
 #include "../gemm/driver.hpp"
 #include "direct.hpp"
+#include "layout.hpp"
 #include "params.hpp"
 
 namespace loom::conv_detail {
@@ -32,6 +35,27 @@ void run_as_gemm(const conv2d_shape& s, const nhwc<const T>& in, const gemm_deta
                  const Epi& epi) {
   const gemm_detail::problem<T> pb{s.N * s.H * s.W, s.CO, s.C, {in.p, in.sw, 1}, w, {out.p, out.sw, 1}, T(1), T(0)};
   gemm_detail::run_engine<void>(pb, epi);
+}
+
+/// Whether a 1 x 1 at stride 1 (no padding, one group) runs on channel planes: in and out both
+/// with pixels evenly spaced within an image (a plane of H x W at unit column stride, NCHW) and
+/// channels apart (not NHWC, which runs_as_gemm takes).
+template <class T>
+bool planes_run_as_gemm(const conv2d_shape& s, const strided4<const T>& in, const strided4<T>& out) {
+  auto plane = [](const auto& v, index_t H, index_t W) { return v.sc != 1 && v.sw == 1 && (H <= 1 || v.sh == W); };
+  return s.KH == 1 && s.KW == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 && s.pl == 0 && s.OH == s.H && s.OW == s.W && s.groups == 1 &&
+         plane(in, s.H, s.W) && plane(out, s.OH, s.OW);
+}
+
+/// The 1 x 1 convolution on channel planes: one GEMM per image, out_n = w^T in_n; w: the C x CO
+/// weights (any strides).
+template <class T>
+void run_planes_as_gemm(const conv2d_shape& s, const strided4<const T>& in, const gemm_detail::matrix_ref<T>& w, const strided4<T>& out) {
+  const gemm_detail::matrix_ref<T> wt{w.p, w.cs, w.rs};  // CO x C
+  for (index_t n = 0; n < s.N; ++n) {
+    const gemm_detail::problem<T> pb{s.CO, s.H * s.W, s.C, wt, {in.p + n * in.sn, in.sc, 1}, {out.p + n * out.sn, out.sc, 1}, T(1), T(0)};
+    gemm_detail::run_engine<void>(pb, identity_epilogue{});
+  }
 }
 
 }  // namespace loom::conv_detail
