@@ -285,10 +285,62 @@ bool depthwise_planes_apply(const conv2d_shape& s, const strided4<const T>& in, 
   return s.sw == 1 && in.sw == 1 && out.sw == 1 && s.OW >= 2 * index_t(simd::native_width<T>);
 }
 
-/// A padded plane's 3 x 3 stencil (MobileNet's): the 9 weights in registers, four output vectors
-/// at a time (each tap's loads feed four accumulators).
+/// Whether the padded plane's rows are read as aligned vectors, the taps at +1 and +2 built from
+/// two of them by a lane shift (AVX-512's valign): an unaligned load that crosses a cache line
+/// costs two, and the taps at +1 and +2 of a row cross one at every vector.
 template <class T>
-void depthwise_plane_3x3(const conv2d_shape& s, const T* pb, index_t PW, const T* w, T* oplane, index_t osh) {
+inline constexpr bool plane_taps_by_shift = XSIMD_WITH_AVX512F && simd::native_width<T> * sizeof(T) == 64;
+
+/// Lanes K .. K + W - 1 of the 2W lanes a, b (a first).
+template <int K, class B>
+LOOM_INLINE B lanes_from(const B& a, const B& b) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(typename B::value_type) == 4)
+    return B(_mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(b), _mm512_castps_si512(a), K)));
+  else
+    return B(_mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(b), _mm512_castpd_si512(a), K)));
+#else
+  static_assert(K < 0, "lanes_from needs AVX-512");
+  return a;
+#endif
+}
+
+/// A padded plane's 3 x 3 stencil (MobileNet's) on AVX-512, rows of PW (a multiple of the vector,
+/// at least one vector past the last output vector) at aligned addresses: per output vector and
+/// row of taps one aligned load (the next vector's, carried to the next step) and two lane shifts,
+/// no unaligned loads. The sums run in the same order as everywhere (rows of taps, then columns).
+template <class T>
+void depthwise_plane_3x3_shifted(const conv2d_shape& s, const T* pb, index_t PW, const T* w, T* oplane, index_t osh) {
+  using B = simd::batch<T, simd::native_width<T>>;
+  constexpr index_t W = index_t(B::size);
+  std::array<B, 9> wv;
+  for (std::size_t k = 0; k < 9; ++k) wv[k] = B(w[k]);
+  for (index_t oy = 0; oy < s.OH; ++oy) {
+    T* orow = oplane + oy * osh;
+    const T* r0 = pb + oy * s.sh * PW;
+    std::array<B, 3> cur{B::load_aligned(r0), B::load_aligned(r0 + PW), B::load_aligned(r0 + 2 * PW)};
+    for (index_t ox = 0; ox < s.OW; ox += W) {
+      B acc(T(0));
+      [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
+        (([&] {
+           const B next = B::load_aligned(r0 + R * PW + ox + W);
+           acc = simd::fma(wv[std::size_t(R * 3)], cur[R], acc);
+           acc = simd::fma(wv[std::size_t(R * 3 + 1)], lanes_from<1>(cur[R], next), acc);
+           acc = simd::fma(wv[std::size_t(R * 3 + 2)], lanes_from<2>(cur[R], next), acc);
+           cur[R] = next;
+         }()),
+         ...);
+      }(std::make_integer_sequence<index_t, 3>{});
+      if (ox + W <= s.OW) acc.store_unaligned(orow + ox);
+      else simd::store_first<B>(orow + ox, acc, s.OW - ox);
+    }
+  }
+}
+
+/// A padded plane's 3 x 3 stencil (MobileNet's) elsewhere: the 9 weights in registers, four
+/// output vectors at a time (each tap's loads feed four accumulators).
+template <class T>
+void depthwise_plane_3x3_unaligned(const conv2d_shape& s, const T* pb, index_t PW, const T* w, T* oplane, index_t osh) {
   using B = simd::batch<T, simd::native_width<T>>;
   constexpr index_t W = index_t(B::size), U = 4;
   std::array<B, 9> wv;
@@ -325,6 +377,12 @@ void depthwise_plane_3x3(const conv2d_shape& s, const T* pb, index_t PW, const T
   }
 }
 
+template <class T>
+void depthwise_plane_3x3(const conv2d_shape& s, const T* pb, index_t PW, const T* w, T* oplane, index_t osh) {
+  if constexpr (plane_taps_by_shift<T>) depthwise_plane_3x3_shifted<T>(s, pb, PW, w, oplane, osh);
+  else depthwise_plane_3x3_unaligned<T>(s, pb, PW, w, oplane, osh);
+}
+
 /// Depthwise on channel planes (NCHW), stride 1 along the rows, with no epilogue: each (image,
 /// channel) plane is a 2-D stencil. The plane is first copied into per-thread scratch with its
 /// padding around it (rows of the padding's value above and below, columns at both ends, the
@@ -339,7 +397,10 @@ void run_depthwise_planes(const conv2d_shape& s, const strided4<const T>& in, co
   const index_t KH = s.KH, KW = s.KW, taps = KH * KW;
   const T pad = T(s.pad_value);
   const index_t OWv = (s.OW + W - 1) / W * W;             // output columns in whole vectors
-  const index_t PW = OWv + (KW - 1) * s.dw;                // padded row: column ix + pl
+  // Padded row: column ix + pl. For the shifted 3 x 3 kernel, whole aligned vectors and one
+  // past the last output vector.
+  const bool shifted = plane_taps_by_shift<T> && KH == 3 && KW == 3 && s.dh == 1 && s.dw == 1;
+  const index_t PW = shifted ? OWv + W : OWv + (KW - 1) * s.dw;
   const index_t PH = (s.OH - 1) * s.sh + (KH - 1) * s.dh + 1;  // padded rows: row iy + pt
   for_items(s.N * s.C, [&](index_t t) {
     const index_t n = t / s.C, c = t % s.C;
