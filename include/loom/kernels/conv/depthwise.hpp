@@ -276,20 +276,20 @@ LOOM_INLINE void depthwise_plane_tap(Acc& acc, const B& w, const T* p) {
   }(std::make_integer_sequence<index_t, U>{});
 }
 
-/// Whether run_depthwise_planes takes a layer: unit stride along the rows (of the input, the output
-/// and the convolution), rows of two vectors or more.
-template <class T>
-bool depthwise_planes_apply(const conv2d_shape& s, const strided4<const T>& in, const strided4<T>& out) {
-  // (rows of at least two vectors: on shorter ones each plane's copy and set-up cost more than the
-  // relayout; docs/tuning.md#depthwise)
-  return s.sw == 1 && in.sw == 1 && out.sw == 1 && s.OW >= 2 * index_t(simd::native_width<T>);
-}
-
 /// Whether the padded plane's rows are read as aligned vectors, the taps at +1 and +2 built from
 /// two of them by a lane shift (AVX-512's valign): an unaligned load that crosses a cache line
 /// costs two, and the taps at +1 and +2 of a row cross one at every vector.
 template <class T>
 inline constexpr bool plane_taps_by_shift = XSIMD_WITH_AVX512F && simd::native_width<T> * sizeof(T) == 64;
+
+/// Whether run_depthwise_planes takes a layer: unit stride along the rows (of the input, the output
+/// and the convolution), rows of two vectors or more.
+template <class T>
+bool depthwise_planes_apply(const conv2d_shape& s, const strided4<const T>& in, const strided4<T>& out) {
+  // (rows of at least two vectors: on shorter ones each plane's copy and set-up cost more than the
+  // relayout, also with the shifted 3 x 3 kernel; docs/tuning.md#depthwise)
+  return s.sw == 1 && in.sw == 1 && out.sw == 1 && s.OW >= 2 * index_t(simd::native_width<T>);
+}
 
 /// Lanes K .. K + W - 1 of the 2W lanes a, b (a first).
 template <int K, class B>
