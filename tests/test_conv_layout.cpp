@@ -252,9 +252,10 @@ TEST_CASE("conv layout: NCHW in and out, depthwise and grouped, bit for bit the 
   }
   // Rows of at least two vectors take the plane kernel (NCHW in and out, row stride 1): rows of
   // 32 (two vectors of 16 floats), 67 (four vectors and a tail), 40 with a 5 x 5 window or padding
-  // 0 and 2, and stride 2 (the relayout instead).
+  // 0 and 2; at stride 2 a 3 x 3 takes it where AVX-512 is (rows of 67 -> 34, 65 -> 32 with padding
+  // 0, 100 -> 50 with padding 2) and the relayout otherwise (41 -> 21: under two vectors).
   for (const auto& [W, K, pad, stride] : {std::array<index_t, 4>{32, 3, 1, 1}, {67, 3, 1, 1}, {40, 5, 2, 1}, {40, 3, 0, 1}, {40, 3, 2, 1},
-                                          {41, 3, 1, 2}}) {
+                                          {41, 3, 1, 2}, {67, 3, 1, 2}, {65, 3, 0, 2}, {100, 3, 2, 2}}) {
     conv_case cs;
     cs.N = 2, cs.H = 6, cs.W = W, cs.C = cs.CO = cs.groups = 5, cs.K = K, cs.pad = pad, cs.stride = stride;
     check_conv(g, cs, layouts);

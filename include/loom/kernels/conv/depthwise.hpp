@@ -282,13 +282,15 @@ LOOM_INLINE void depthwise_plane_tap(Acc& acc, const B& w, const T* p) {
 template <class T>
 inline constexpr bool plane_taps_by_shift = XSIMD_WITH_AVX512F && simd::native_width<T> * sizeof(T) == 64;
 
-/// Whether run_depthwise_planes takes a layer: unit stride along the rows (of the input, the output
-/// and the convolution), rows of two vectors or more.
+/// Whether run_depthwise_planes takes a layer: unit stride along the rows of the input and the
+/// output, the convolution's stride along them 1 (or 2 for the shifted 3 x 3 kernel), output rows
+/// of two vectors or more.
 template <class T>
 bool depthwise_planes_apply(const conv2d_shape& s, const strided4<const T>& in, const strided4<T>& out) {
   // (rows of at least two vectors: on shorter ones each plane's copy and set-up cost more than the
   // relayout, also with the shifted 3 x 3 kernel; docs/tuning.md#depthwise)
-  return s.sw == 1 && in.sw == 1 && out.sw == 1 && s.OW >= 2 * index_t(simd::native_width<T>);
+  const bool shifted = plane_taps_by_shift<T> && s.KH == 3 && s.KW == 3 && s.dh == 1 && s.dw == 1;
+  return (s.sw == 1 || (s.sw == 2 && shifted)) && in.sw == 1 && out.sw == 1 && s.OW >= 2 * index_t(simd::native_width<T>);
 }
 
 /// Lanes K .. K + W - 1 of the 2W lanes a, b (a first).
@@ -377,13 +379,73 @@ void depthwise_plane_3x3_unaligned(const conv2d_shape& s, const T* pb, index_t P
   }
 }
 
-template <class T>
-void depthwise_plane_3x3(const conv2d_shape& s, const T* pb, index_t PW, const T* w, T* oplane, index_t osh) {
-  if constexpr (plane_taps_by_shift<T>) depthwise_plane_3x3_shifted<T>(s, pb, PW, w, oplane, osh);
-  else depthwise_plane_3x3_unaligned<T>(s, pb, PW, w, oplane, osh);
+/// Lanes 0, 2, 4, ... (Odd: 1, 3, 5, ...) of the 2W lanes a, b (a first).
+template <bool Odd, class B>
+LOOM_INLINE B every_other_lane(const B& a, const B& b) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(typename B::value_type) == 4) {
+    const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return B(_mm512_permutex2var_ps(a, Odd ? _mm512_add_epi32(idx, _mm512_set1_epi32(1)) : idx, b));
+  } else {
+    const __m512i idx = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    return B(_mm512_permutex2var_pd(a, Odd ? _mm512_add_epi64(idx, _mm512_set1_epi64(1)) : idx, b));
+  }
+#else
+  static_assert(sizeof(B) == 0, "every_other_lane needs AVX-512");
+  (void)b;
+  return a;
+#endif
 }
 
-/// Depthwise on channel planes (NCHW), stride 1 along the rows, with no epilogue: each (image,
+/// The same at stride 2 along the rows, rows of PW >= 2 (output vectors + 1) vectors: per output
+/// vector and row of taps two aligned loads, split into the even and odd columns (the taps at +0
+/// and +1); the tap at +2 is the even columns moved by one lane, the next vector's first carried in.
+template <class T>
+void depthwise_plane_3x3_shifted_s2(const conv2d_shape& s, const T* pb, index_t PW, const T* w, T* oplane, index_t osh) {
+  using B = simd::batch<T, simd::native_width<T>>;
+  constexpr index_t W = index_t(B::size);
+  std::array<B, 9> wv;
+  for (std::size_t k = 0; k < 9; ++k) wv[k] = B(w[k]);
+  for (index_t oy = 0; oy < s.OH; ++oy) {
+    T* orow = oplane + oy * osh;
+    const T* r0 = pb + oy * s.sh * PW;
+    std::array<B, 3> even, odd;
+    for (std::size_t r = 0; r < 3; ++r) {
+      const B a = B::load_aligned(r0 + index_t(r) * PW), b = B::load_aligned(r0 + index_t(r) * PW + W);
+      even[r] = every_other_lane<false>(a, b), odd[r] = every_other_lane<true>(a, b);
+    }
+    for (index_t ox = 0; ox < s.OW; ox += W) {
+      B acc(T(0));
+      [&]<index_t... R>(std::integer_sequence<index_t, R...>) LOOM_LAMBDA_INLINE {
+        (([&] {
+           const T* p = r0 + R * PW + 2 * (ox + W);
+           const B a = B::load_aligned(p), b = B::load_aligned(p + W);
+           const B even_next = every_other_lane<false>(a, b);
+           acc = simd::fma(wv[std::size_t(R * 3)], even[R], acc);
+           acc = simd::fma(wv[std::size_t(R * 3 + 1)], odd[R], acc);
+           acc = simd::fma(wv[std::size_t(R * 3 + 2)], lanes_from<1>(even[R], even_next), acc);
+           even[R] = even_next;
+           odd[R] = every_other_lane<true>(a, b);
+         }()),
+         ...);
+      }(std::make_integer_sequence<index_t, 3>{});
+      if (ox + W <= s.OW) acc.store_unaligned(orow + ox);
+      else simd::store_first<B>(orow + ox, acc, s.OW - ox);
+    }
+  }
+}
+
+template <class T>
+void depthwise_plane_3x3(const conv2d_shape& s, const T* pb, index_t PW, const T* w, T* oplane, index_t osh) {
+  if constexpr (plane_taps_by_shift<T>) {
+    if (s.sw == 2) depthwise_plane_3x3_shifted_s2<T>(s, pb, PW, w, oplane, osh);
+    else depthwise_plane_3x3_shifted<T>(s, pb, PW, w, oplane, osh);
+  } else {
+    depthwise_plane_3x3_unaligned<T>(s, pb, PW, w, oplane, osh);
+  }
+}
+
+/// Depthwise on channel planes (NCHW), stride 1 along the rows (2 for the shifted 3 x 3 kernel), with no epilogue: each (image,
 /// channel) plane is a 2-D stencil. The plane is first copied into per-thread scratch with its
 /// padding around it (rows of the padding's value above and below, columns at both ends, the
 /// rows widened to whole vectors), so that every output vector reads its taps with plain loads and
@@ -398,9 +460,9 @@ void run_depthwise_planes(const conv2d_shape& s, const strided4<const T>& in, co
   const T pad = T(s.pad_value);
   const index_t OWv = (s.OW + W - 1) / W * W;             // output columns in whole vectors
   // Padded row: column ix + pl. For the shifted 3 x 3 kernel, whole aligned vectors and one
-  // past the last output vector.
+  // past the last output vector (two at stride 2).
   const bool shifted = plane_taps_by_shift<T> && KH == 3 && KW == 3 && s.dh == 1 && s.dw == 1;
-  const index_t PW = shifted ? OWv + W : OWv + (KW - 1) * s.dw;
+  const index_t PW = !shifted ? OWv + (KW - 1) * s.dw : s.sw == 2 ? 2 * (OWv + W) : OWv + W;
   const index_t PH = (s.OH - 1) * s.sh + (KH - 1) * s.dh + 1;  // padded rows: row iy + pt
   for_items(s.N * s.C, [&](index_t t) {
     const index_t n = t / s.C, c = t % s.C;
@@ -410,14 +472,15 @@ void run_depthwise_planes(const conv2d_shape& s, const strided4<const T>& in, co
     for (index_t r = 0; r < PH; ++r) {
       T* dst = pb + r * PW;
       const index_t iy = r - s.pt;
-      if (iy < 0 || iy >= s.H) {
-        std::fill_n(dst, PW, pad);
-        continue;
+      const index_t left = std::min(s.pl, PW), inside = iy < 0 || iy >= s.H ? 0 : std::clamp<index_t>(PW - left, 0, s.W);
+      if (shifted) {  // whole aligned rows: the padding's value by vectors (g++ -O2 leaves fill_n scalar)
+        const B padv(pad);
+        for (index_t q = 0; q < PW; q += W) padv.store_aligned(dst + q);
+      } else {
+        std::fill_n(dst, left, pad);
+        std::fill_n(dst + left + inside, PW - left - inside, pad);
       }
-      const index_t left = std::min(s.pl, PW), inside = std::clamp<index_t>(PW - left, 0, s.W);
-      std::fill_n(dst, left, pad);
       std::copy_n(plane + iy * in.sh, inside, dst + left);
-      std::fill_n(dst + left + inside, PW - left - inside, pad);
     }
     std::array<T, 64> wsmall{};
     std::vector<T> wlarge;
