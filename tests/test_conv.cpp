@@ -404,6 +404,16 @@ TEST_CASE("conv2d: NCHW tensors seen as NHWC (and OIHW weights as HWIO) through 
   cs = conv_case{};
   cs.N = 1, cs.H = 1, cs.W = 13, cs.C = 17, cs.CO = 33, cs.KW = 5, cs.pl = 2, cs.pr = 2;
   nchw_case<double>(g, cs, true, false);
+  // Depthwise 3 x 3 on channel planes, float and double: rows whose padding fits one vector (read
+  // in place), rows of two vectors or more at stride 1 and 2 (a padded copy per plane, the shifted
+  // kernels with AVX-512), padding 0, 1 and 2, and one with the epilogue (the copies).
+  for (const auto& [W, pad, stride] : {std::array<index_t, 3>{5, 1, 1}, {6, 0, 1}, {4, 2, 1}, {12, 2, 1}, {20, 1, 1}, {33, 1, 2}, {37, 0, 2}}) {
+    cs = conv_case{};
+    cs.N = 2, cs.H = 6, cs.W = W, cs.C = cs.CO = cs.groups = 5, cs.KH = cs.KW = 3, cs.pt = cs.pl = cs.pb = cs.pr = pad, cs.sh = cs.sw = stride;
+    nchw_case<float>(g, cs, true, false);
+    nchw_case<double>(g, cs, true, false);
+  }
+  nchw_case<float>(g, cs, true, true);
   // Random shapes, mixed: the other layouts (strided, reversed, blocked, column-major) are in
   // the random cases above.
   for (int n = 0; n < 6; ++n) nchw_case<float>(g, random_dense_case(g), n % 2 == 0, n % 3 == 0);

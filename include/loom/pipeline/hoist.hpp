@@ -183,11 +183,11 @@ struct hoist_one {
           const access<std::remove_cvref_t<decltype(stage.lhs.view)>, U...> read(stage.lhs.view, U{}...);
           return std::make_pair(read, merged_reduction<M, R>{n});
         } else {
-        using V = region_view<value_t<E>, sizeof...(U), layout_right, Id>;
-        V v;
-        v.set_name(Id::name());
-        const access<V, U...> read(v, U{}...);
-        return std::make_pair(read, definition<access<V, U...>, R, assign_set>(read, n));
+          using V = region_view<value_t<E>, sizeof...(U), layout_right, Id>;
+          V v;
+          v.set_name(Id::name());
+          const access<V, U...> read(v, U{}...);
+          return std::make_pair(read, definition<access<V, U...>, R, assign_set>(read, n));
         }
       }(static_cast<used*>(nullptr));
     }

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -443,6 +444,72 @@ void depthwise_plane_3x3(const conv2d_shape& s, const T* pb, index_t PW, const T
   } else {
     depthwise_plane_3x3_unaligned<T>(s, pb, PW, w, oplane, osh);
   }
+}
+
+/// Lanes [lo, hi) of a vector whose lane 0 is row[first] (lanes outside [lo, hi) are never read,
+/// so row[first] may lie before the row), the others those of fill.
+template <class B>
+LOOM_INLINE B lanes_over(const B& fill, const typename B::value_type* row, index_t first, index_t lo, index_t hi) {
+#if defined(__AVX512F__)
+  using T = typename B::value_type;
+  const unsigned mask = ((1u << hi) - 1u) & ~((1u << lo) - 1u);
+  const T* at = reinterpret_cast<const T*>(reinterpret_cast<std::uintptr_t>(row) + std::uintptr_t(first * index_t(sizeof(T))));
+  if constexpr (sizeof(T) == 4) return B(_mm512_mask_loadu_ps(fill, static_cast<__mmask16>(mask), at));
+  else return B(_mm512_mask_loadu_pd(fill, static_cast<__mmask8>(mask), at));
+#else
+  static_assert(sizeof(B) == 0, "lanes_over needs AVX-512");
+  (void)row, (void)first, (void)lo, (void)hi;
+  return fill;
+#endif
+}
+
+/// Whether a 3 x 3 stride-1 layer's padded rows fit one vector (rows of 14 floats with AVX-512):
+/// run_depthwise_narrow_planes then reads each row straight from the plane, no copy.
+template <class T>
+bool depthwise_narrow_planes_apply(const conv2d_shape& s, const strided4<const T>& in, const strided4<T>& out) {
+  return plane_taps_by_shift<T> && s.KH == 3 && s.KW == 3 && s.dh == 1 && s.dw == 1 && s.sw == 1 && in.sw == 1 && out.sw == 1 &&
+         s.OW + 2 <= index_t(simd::native_width<T>);
+}
+
+template <class T>
+void run_depthwise_narrow_planes_avx512(const conv2d_shape& s, const strided4<const T>& in, const T* wp, const strided4<T>& out);
+
+/// Depthwise 3 x 3 on channel planes whose padded rows fit one vector: each input row is one masked
+/// load (the padding's value in the other lanes), kept in registers for the three output rows that
+/// read it; the taps at +1 and +2 are lane shifts. No scratch, no copy: for planes this small a
+/// padded copy costs several times the stencil. Sums in the NHWC kernels' order (the same bits).
+template <class T>
+void run_depthwise_narrow_planes(const conv2d_shape& s, const strided4<const T>& in, const T* wp, const strided4<T>& out) {
+  if constexpr (plane_taps_by_shift<T>) run_depthwise_narrow_planes_avx512(s, in, wp, out);
+}
+template <class T>
+void run_depthwise_narrow_planes_avx512(const conv2d_shape& s, const strided4<const T>& in, const T* wp, const strided4<T>& out) {
+  using B = simd::batch<T, simd::native_width<T>>;
+  constexpr index_t W = index_t(B::size);
+  const B padv(T(s.pad_value));
+  const index_t lo = std::min(s.pl, W), hi = std::min(W, s.pl + s.W);  // the lanes that hold input columns
+  for_items(s.N * s.C, [&](index_t t) {
+    const index_t n = t / s.C, c = t % s.C;
+    const T* plane = in.p + n * in.sn + c * in.sc;
+    T* oplane = out.p + n * out.sn + c * out.sc;
+    std::array<B, 9> wv;
+    for (std::size_t k = 0; k < 9; ++k) wv[k] = B(wp[index_t(k) * s.C + c]);
+    auto row = [&](index_t r) {  // padded row r (input row r - pt)
+      const index_t iy = r - s.pt;
+      return iy < 0 || iy >= s.H || lo >= hi ? padv : lanes_over(padv, plane + iy * in.sh, -s.pl, lo, hi);
+    };
+    std::array<B, 3> rows{row(0), row(1), row(2)};
+    for (index_t oy = 0; oy < s.OH; ++oy) {
+      if (oy > 0) rows = {rows[1], rows[2], row(oy + 2)};
+      B acc(T(0));
+      for (std::size_t ky = 0; ky < 3; ++ky) {
+        acc = simd::fma(wv[ky * 3], rows[ky], acc);
+        acc = simd::fma(wv[ky * 3 + 1], lanes_from<1>(rows[ky], padv), acc);
+        acc = simd::fma(wv[ky * 3 + 2], lanes_from<2>(rows[ky], padv), acc);
+      }
+      simd::store_first<B>(oplane + oy * out.sh, acc, s.OW);
+    }
+  }, worth_a_team(s.N * s.C * s.OH * s.OW * 9));
 }
 
 /// Depthwise on channel planes (NCHW), stride 1 along the rows (2 for the shifted 3 x 3 kernel), with no epilogue: each (image,
