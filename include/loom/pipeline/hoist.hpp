@@ -177,8 +177,12 @@ struct hoist_one {
       using used = typename used_of<Scope, E>::type;
       using R = reduce_node<Op, meta::list<RV...>, E>;
       return [&]<class... U>(meta::list<U...>*) {
-        constexpr std::size_t M = equivalent_stage<Done, R, meta::list<U...>>::value;
-        if constexpr (Merge && M < std::tuple_size_v<Done>) {
+        // (the unmerged variant does not search: no alpha_equivalent instantiations for it)
+        constexpr std::size_t M = [] {
+          if constexpr (Merge) return equivalent_stage<Done, R, meta::list<U...>>::value;
+          else return std::tuple_size_v<Done>;
+        }();
+        if constexpr (M < std::tuple_size_v<Done>) {
           const auto& stage = std::get<M>(done);
           const access<std::remove_cvref_t<decltype(stage.lhs.view)>, U...> read(stage.lhs.view, U{}...);
           return std::make_pair(read, merged_reduction<M, R>{n});

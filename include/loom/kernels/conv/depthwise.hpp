@@ -283,6 +283,19 @@ LOOM_INLINE void depthwise_plane_tap(Acc& acc, const B& w, const T* p) {
 template <class T>
 inline constexpr bool plane_taps_by_shift = XSIMD_WITH_AVX512F && simd::native_width<T> * sizeof(T) == 64;
 
+/// Whether a layer takes the shifted kernels: plane_taps_by_shift, a 3 x 3 window, no dilation.
+template <class T>
+bool shifted_3x3(const conv2d_shape& s) {
+  return plane_taps_by_shift<T> && s.KH == 3 && s.KW == 3 && s.dh == 1 && s.dw == 1;
+}
+
+/// Output vector ox of a row of OW: whole, or its first OW - ox lanes.
+template <class B>
+LOOM_INLINE void store_row_vector(typename B::value_type* orow, index_t ox, index_t OW, const B& acc) {
+  if (ox + index_t(B::size) <= OW) acc.store_unaligned(orow + ox);
+  else simd::store_first<B>(orow + ox, acc, OW - ox);
+}
+
 /// Whether run_depthwise_planes takes a layer: unit stride along the rows of the input and the
 /// output, the convolution's stride along them 1 (or 2 for the shifted 3 x 3 kernel), output rows
 /// of two vectors or more.
@@ -290,7 +303,7 @@ template <class T>
 bool depthwise_planes_apply(const conv2d_shape& s, const strided4<const T>& in, const strided4<T>& out) {
   // (rows of at least two vectors: on shorter ones each plane's copy and set-up cost more than the
   // relayout, also with the shifted 3 x 3 kernel; docs/tuning.md#depthwise)
-  const bool shifted = plane_taps_by_shift<T> && s.KH == 3 && s.KW == 3 && s.dh == 1 && s.dw == 1;
+  const bool shifted = shifted_3x3<T>(s);
   return (s.sw == 1 || (s.sw == 2 && shifted)) && in.sw == 1 && out.sw == 1 && s.OW >= 2 * index_t(simd::native_width<T>);
 }
 
@@ -334,8 +347,7 @@ void depthwise_plane_3x3_shifted(const conv2d_shape& s, const T* pb, index_t PW,
          }()),
          ...);
       }(std::make_integer_sequence<index_t, 3>{});
-      if (ox + W <= s.OW) acc.store_unaligned(orow + ox);
-      else simd::store_first<B>(orow + ox, acc, s.OW - ox);
+      store_row_vector(orow, ox, s.OW, acc);
     }
   }
 }
@@ -374,8 +386,7 @@ void depthwise_plane_3x3_unaligned(const conv2d_shape& s, const T* pb, index_t P
         const T* p = r0 + ky * PW + ox;
         for (index_t kx = 0; kx < 3; ++kx) acc = simd::fma(wv[std::size_t(ky * 3 + kx)], B::load_unaligned(p + kx), acc);
       }
-      if (ox + W <= s.OW) acc.store_unaligned(orow + ox);
-      else simd::store_first<B>(orow + ox, acc, s.OW - ox);
+      store_row_vector(orow, ox, s.OW, acc);
     }
   }
 }
@@ -430,8 +441,7 @@ void depthwise_plane_3x3_shifted_s2(const conv2d_shape& s, const T* pb, index_t 
          }()),
          ...);
       }(std::make_integer_sequence<index_t, 3>{});
-      if (ox + W <= s.OW) acc.store_unaligned(orow + ox);
-      else simd::store_first<B>(orow + ox, acc, s.OW - ox);
+      store_row_vector(orow, ox, s.OW, acc);
     }
   }
 }
@@ -467,7 +477,7 @@ LOOM_INLINE B lanes_over(const B& fill, const typename B::value_type* row, index
 /// run_depthwise_narrow_planes then reads each row straight from the plane, no copy.
 template <class T>
 bool depthwise_narrow_planes_apply(const conv2d_shape& s, const strided4<const T>& in, const strided4<T>& out) {
-  return plane_taps_by_shift<T> && s.KH == 3 && s.KW == 3 && s.dh == 1 && s.dw == 1 && s.sw == 1 && in.sw == 1 && out.sw == 1 &&
+  return shifted_3x3<T>(s) && s.sw == 1 && in.sw == 1 && out.sw == 1 &&
          s.OW + 2 <= index_t(simd::native_width<T>);
 }
 
@@ -528,7 +538,7 @@ void run_depthwise_planes(const conv2d_shape& s, const strided4<const T>& in, co
   const index_t OWv = (s.OW + W - 1) / W * W;             // output columns in whole vectors
   // Padded row: column ix + pl. For the shifted 3 x 3 kernel, whole aligned vectors and one
   // past the last output vector (two at stride 2).
-  const bool shifted = plane_taps_by_shift<T> && KH == 3 && KW == 3 && s.dh == 1 && s.dw == 1;
+  const bool shifted = shifted_3x3<T>(s);
   const index_t PW = !shifted ? OWv + (KW - 1) * s.dw : s.sw == 2 ? 2 * (OWv + W) : OWv + W;
   const index_t PH = (s.OH - 1) * s.sh + (KH - 1) * s.dh + 1;  // padded rows: row iy + pt
   for_items(s.N * s.C, [&](index_t t) {
@@ -566,8 +576,7 @@ void run_depthwise_planes(const conv2d_shape& s, const strided4<const T>& in, co
           const T* p = pb + (oy * s.sh + ky * s.dh) * PW + ox;
           for (index_t kx = 0; kx < KW; ++kx) acc = simd::fma(B(w[ky * KW + kx]), B::load_unaligned(p + kx * s.dw), acc);
         }
-        if (ox + W <= s.OW) acc.store_unaligned(orow + ox);
-        else simd::store_first<B>(orow + ox, acc, s.OW - ox);
+        store_row_vector(orow, ox, s.OW, acc);
       }
     }
   });

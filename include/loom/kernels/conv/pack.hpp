@@ -223,8 +223,12 @@ class conv2d_packed_weights {
     if (taps == 1 && groups == 1 && !in_scratch) {
       r.plain_size_ = std::size_t(r.cg_ * r.co_);
       r.plain_.reset(static_cast<value_type*>(::operator new(std::max<std::size_t>(r.plain_size_, 1) * sizeof(value_type), std::align_val_t{64})));
-      for (index_t c = 0; c < r.cg_; ++c)
-        for (index_t co = 0; co < r.co_; ++co) r.plain_[std::size_t(c * r.co_ + co)] = value_type(w(0, 0, c, co));
+      for (index_t c = 0; c < r.cg_; ++c) {
+        value_type* dst = r.plain_.get() + c * r.co_;
+        if (const auto* p = conv_detail::channel_run(w, 0, 0, c, 0)) std::copy(p, p + r.co_, dst);
+        else
+          for (index_t co = 0; co < r.co_; ++co) dst[co] = value_type(w(0, 0, c, co));
+      }
     }
     r.vectors_ = conv_detail::tile_vectors<P>(COg);
     const index_t NR = r.vectors_ * P::lanes;
