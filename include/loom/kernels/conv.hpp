@@ -94,6 +94,11 @@ struct band_epilogue {
   LOOM_INLINE B apply_at(const B& v, const out_point& at, index_t j, index_t lanes) const {
     return epi.template apply_at<B>(v, out_point{at.n + n0, at.y, at.x, at.flat + n0 * pixels}, j, lanes);
   }
+  LOOM_INLINE auto pixel(const out_point& at) const
+    requires pixel_epilogue<Epi>
+  {
+    return epi.pixel(out_point{at.n + n0, at.y, at.x, at.flat + n0 * pixels});
+  }
   LOOM_INLINE void prefetch_at(const out_point& at, index_t j, index_t count) const
     requires prefetching_epilogue<Epi>
   {

@@ -64,6 +64,37 @@ concept point_epilogue = Epi::takes_points;
 template <class Epi>
 concept prefetching_epilogue = requires(const Epi& e, const out_point& p, index_t j) { e.prefetch_at(p, j, j); };
 
+/// An epilogue that gives a copy of itself for one pixel (`pixel(at).apply(v, channel, lanes)`),
+/// its per-pixel work done once for all the pixel's vectors.
+template <class Epi>
+concept pixel_epilogue = requires(const Epi& e, const out_point& p) { e.pixel(p); };
+
+/// Epi at pixel `at`: `apply(v, channel, lanes)` per vector of the pixel's channels.
+template <class Epi>
+struct epilogue_at_point {
+  const Epi& epi;
+  out_point at;
+  template <class B>
+  LOOM_INLINE B apply(const B& v, index_t channel, index_t lanes) const {
+    if constexpr (point_epilogue<Epi>) return epi.template apply_at<B>(v, at, channel, lanes);
+    else if constexpr (!gemm_detail::is_identity_epilogue<Epi>) return epi.template apply<B>(v, at.flat, channel, lanes);
+    else return v;
+  }
+};
+template <class Epi>
+LOOM_INLINE auto epilogue_at(const Epi& epi, const out_point& at) {
+  if constexpr (pixel_epilogue<Epi>) return epi.pixel(at);
+  else return epilogue_at_point<Epi>{epi, at};
+}
+
+/// Stores a vector through a pixel's epilogue (epilogue_at).
+template <class B, class T, class PixelEpi>
+LOOM_INLINE void store_through(B v, T* dst, index_t lanes, PixelEpi& pe, index_t channel) {
+  v = pe.template apply<B>(v, channel, lanes);
+  if (lanes == index_t(B::size)) v.store_unaligned(dst);
+  else simd::store_first<B>(dst, v, lanes);
+}
+
 /// Stores a vector of output pixel `at`'s channels from `channel` through the epilogue.
 template <class B, class T, class Epi>
 LOOM_INLINE void store_vector(B v, T* dst, index_t lanes, const Epi& epi, const out_point& at, index_t channel) {
@@ -102,9 +133,10 @@ LOOM_INLINE void store_tile(const Acc& acc, index_t first, index_t count, index_
   }(std::make_integer_sequence<index_t, N>{});
   for (index_t m = first; m < count; ++m) {
     const auto [dst, at] = where(m);
+    auto pe = epilogue_at(epi, at);
     for (index_t r = 0; r < V && r * W < channels; ++r)
-      store_vector(B::load_aligned(buf.data() + (m * V + r) * W), dst + r * W, std::min<index_t>(W, channels - r * W), epi, at,
-                   channel + r * W);
+      store_through(B::load_aligned(buf.data() + (m * V + r) * W), dst + r * W, std::min<index_t>(W, channels - r * W), pe,
+                    channel + r * W);
   }
 }
 

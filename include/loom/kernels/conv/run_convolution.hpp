@@ -90,8 +90,20 @@ struct weight_reader {
 template <class Def, class State>
 struct expression_epilogue {
   using R = roles<Def>;
+  using pixel_vars = meta::list<typename R::N, typename R::Y, typename R::X>;
+  // The right side with the reduction's operands left out (a reduction over a constant: its value
+  // comes from the tile), so that a pixel's copy holds the epilogue's own reads only.
+  static auto epilogue_side(const Def& d) {
+    using Red = std::remove_cvref_t<decltype(lower::scheduled_reduction(d.rhs))>;
+    using T = typename Def::value_type;
+    using Stub = reduce_node<typename Red::op_type, typename Red::rvars, constant<T>>;
+    return lower::replace_reduction(d.rhs, Stub(constant<T>(T(0))));
+  }
+  using Side = decltype(epilogue_side(std::declval<const Def&>()));
+  using Out = typename Def::lhs_type;
   Def def;         // accesses bound (a copy: its strides stay in registers, not behind a pointer)
   State at;        // extents set; coordinates set per call
+  Side side = epilogue_side(def);
   static constexpr bool takes_points = true;  // the kernels hand it (n, y, x): no divisions
 
   template <class B>
@@ -104,18 +116,43 @@ struct expression_epilogue {
     // whole vector when all are live (a masked load costs what a whole one does).
     return value<vmode<typename R::CO, B::size, false, true>>(c);
   }
+  /// The epilogue at one output pixel, for its vectors of channels: a copy whose accesses hold the
+  /// pixel's (n, y, x) in their base pointers, so that each vector adds only its channel's term
+  /// (with the whole address per vector, skip(n, y, x, co) cost more than Winograd's output
+  /// transform; docs/tuning.md#fused-epilogues).
+  struct at_one_pixel {
+    Side rhs;
+    Out lhs;
+    rebased_state<State, pixel_vars> s;
+    template <class B>
+    LOOM_INLINE B apply(const B& v, index_t j, index_t lanes) {
+      using VM = vmode<typename R::CO, B::size, false, true>;
+      s.template set<typename R::CO>(j);
+      s.active = lanes;
+      with_reduction_value<rebased_state<State, pixel_vars>, B> c{s, v, lanes};
+      auto r = rhs.template eval_v<VM>(c);
+      if constexpr (convolution<Def>::accumulates) r = r + lhs.template eval_v<VM>(c);
+      return r;
+    }
+  };
+  LOOM_INLINE at_one_pixel pixel(const out_point& p) const {
+    at_one_pixel r{side, def.lhs, rebased_state<State, pixel_vars>(at_pixel(p))};
+    if constexpr (convolution<Def>::accumulates) r.lhs.template rebase<pixel_vars>(r.s);
+    r.rhs.for_each_access([&](auto& a) LOOM_LAMBDA_INLINE { a.template rebase<pixel_vars>(r.s); });
+    return r;
+  }
   /// Asks for the lines of channels [j, j + count) at pixel p of every read that moves with the
   /// pixel (skip(n, y, x, co); not bias(co), nor the reduction's own operands) to come into L2.
   void prefetch_at(const out_point& p, index_t j, index_t count) const {
     State s = at_pixel(p);
+    s.template set<typename R::CO>(j);
     auto ask = [&](const auto& a) {
       using A = std::remove_cvref_t<decltype(a)>;
       if constexpr (moves_with_pixel<A> && requires { a.address(s); }) {
         constexpr index_t line = index_t(64 / sizeof(typename A::value_type));
-        for (index_t c = j; c < j + count; c += line) {
-          s.template set<typename R::CO>(c);
-          simd::prefetch_l2(a.address(s), 0);
-        }
+        const auto* first = a.address(s);
+        const index_t step = a.template stride_along<typename R::CO>();
+        for (index_t c = 0; c < count; c += line) simd::prefetch_l2(first + c * step, 0);
       }
     };
     def.rhs.for_each_access(ask);

@@ -150,18 +150,32 @@ void winograd_block(const conv2d_shape& s, const typename P::value_type* vbuf, t
   const index_t cp = (s.C + W - 1) / W * W, groups = (count + MR - 1) / MR;
   const index_t co0 = b * NR, nco = std::min<index_t>(NR, s.CO - co0);
   const T* ub = u + b * A2 * s.C * NR;
-  // What the epilogue reads at the tiles' pixels comes into L2 while the products below run.
-  if constexpr (prefetching_epilogue<Epi>) {
-    for (index_t t = 0; t < count; ++t)
+  // What the epilogue reads at the tiles' pixels (skip(n, y, x, co)) is asked for into L2 over the
+  // last third of the products, a share of the tiles after each position: asked for before all
+  // of them, the lines were gone again when the output loop read them (the transformed weights
+  // stream through L2 in between; docs/tuning.md#fused-epilogues).
+  constexpr index_t spread_from = A2 - A2 / 3;
+  index_t asked = 0;
+  auto ask_tile = [&](index_t t) {
+    if constexpr (prefetching_epilogue<Epi>)
       for_tile_pixels<M>(s, tile_at<M>(s, q0 + t), [&](const out_point& p) { epi.prefetch_at(p, co0, nco); });
-  }
+  };
   // M(xi) = V(xi) U(xi), three register tiles per position.
-  for (index_t xi = 0; xi < A2; ++xi)
+  for (index_t xi = 0; xi < A2; ++xi) {
     for (index_t g = 0; g < groups; ++g)
       winograd_gemm<P, V>(s.C, vbuf + (xi * TB + g * MR) * cp, cp, ub + xi * s.C * NR, mbuf + (xi * TB + g * MR) * NR);
+    if constexpr (prefetching_epilogue<Epi>)
+      if (xi >= spread_from)
+        for (const index_t until = count * (xi + 1 - spread_from) / (A2 - spread_from); asked < until; ++asked) ask_tile(asked);
+  }
   // Y = A^T M A per tile and vector of channels, then the epilogue, then the store.
+  constexpr bool plain_store = gemm_detail::is_identity_epilogue<Epi>;
+  // With an epilogue, the tile's outputs wait here so that it runs pixel by pixel, its per-pixel
+  // work (skip(n, y, x, co)'s address) once for all the pixel's vectors.
+  alignas(64) std::array<T, plain_store ? 1 : std::size_t(M * M * NR)> ybuf;
   for (index_t t = 0; t < count; ++t) {
     const winograd_tile at = tile_at<M>(s, q0 + t);
+    const index_t rows = std::min<index_t>(M, s.OH - at.oy), cols = std::min<index_t>(M, s.OW - at.ox);
     for (index_t r = 0; r * W < nco; ++r) {
       std::array<B, std::size_t(M * A)> x;  // A^T M: M x A
       for (std::size_t j = 0; j < a; ++j) {
@@ -171,13 +185,30 @@ void winograd_block(const conv2d_shape& s, const typename P::value_type* vbuf, t
         for (std::size_t i = 0; i < std::size_t(M); ++i) x[i * a + j] = o[i];
       }
       const index_t lanes = std::min<index_t>(W, nco - r * W);
-      for (index_t i = 0; i < M && at.oy + i < s.OH; ++i) {
+      for (index_t i = 0; i < rows; ++i) {
         B o[M];
         output_step<M>([&](std::size_t j) -> const B& { return x[std::size_t(i) * a + j]; }, o);
-        for (index_t j = 0; j < M && at.ox + j < s.OW; ++j)
-          store_vector(o[j], out.pixel(at.n, at.oy + i, at.ox + j) + co0 + r * W, lanes, epi,
-                       out_point{at.n, at.oy + i, at.ox + j, (at.n * s.OH + at.oy + i) * s.OW + at.ox + j}, co0 + r * W);
+        for (index_t j = 0; j < cols; ++j) {
+          if constexpr (plain_store) {
+            T* dst = out.pixel(at.n, at.oy + i, at.ox + j) + co0 + r * W;
+            if (lanes == W) o[j].store_unaligned(dst);
+            else simd::store_first<B>(dst, o[j], lanes);
+          } else {
+            o[j].store_aligned(ybuf.data() + (i * M + j) * NR + r * W);
+          }
+        }
       }
+    }
+    if constexpr (!plain_store) {
+      for (index_t i = 0; i < rows; ++i)
+        for (index_t j = 0; j < cols; ++j) {
+          const index_t y = at.oy + i, xo = at.ox + j;
+          auto pe = epilogue_at(epi, out_point{at.n, y, xo, (at.n * s.OH + y) * s.OW + xo});
+          T* dst = out.pixel(at.n, y, xo) + co0;
+          for (index_t r = 0; r * W < nco; ++r)
+            store_through(B::load_aligned(ybuf.data() + (i * M + j) * NR + r * W), dst + r * W, std::min<index_t>(W, nco - r * W), pe,
+                          co0 + r * W);
+        }
     }
   }
 }
