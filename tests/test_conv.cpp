@@ -16,6 +16,7 @@
 #include "support.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <optional>
 
 #include <loom/kernels/conv.hpp>
@@ -584,6 +585,11 @@ TEST_CASE("conv2d: bad parameters and shapes throw shape_error naming the tensor
       {"dilation < 0", {.dilation = {-1, 1}}, w_ok, out_ok, {"dilation (-1, 1)"}},
       {"padding < 0", {.padding = {0, -1, 0, 0}}, w_ok, out_ok, {"padding (top 0, left -1, bottom 0, right 0)", ">= 0"}},
       {"padding < 0 (bottom)", {.padding = {1, 1, -3, 1}}, w_ok, out_ok, {"bottom -3"}},
+      // Spans whose arithmetic would wrap around to a small, matching extent (4 (2^62 + 1) + 1 = 5).
+      {"dilation overflowing the window's span", {.dilation = {(std::int64_t{1} << 62) + 1, 1}}, w_ok, {1, 1, 3, 8},
+       {"overflow 64-bit indices", "weights 'w'", "input 'in'"}},
+      {"padding overflowing the padded extent",
+       {.padding = {INT64_MAX, 0, INT64_MAX, 0}}, w_ok, out_ok, {"overflow 64-bit indices", "top 9223372036854775807"}},
   };
   for (const bad_case& bc : cases) {
     INFO(bc.what);

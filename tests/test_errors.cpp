@@ -251,6 +251,36 @@ TEST_CASE("errors: nothing is written when a run throws, whatever the layout", "
   }
 }
 
+TEST_CASE("errors: index arithmetic that overflows 64 bits is a bounds_error, nothing read or written", "[errors][overflow]") {
+  using namespace loom::vars;
+  loom::Tensor<float, 1> X("X", 10), out("out", 4);
+  for (index_t q = 0; q < 10; ++q) X(q) = float(q);
+  for (index_t q = 0; q < 4; ++q) out(q) = 42.f;
+  constexpr index_t top = std::numeric_limits<index_t>::max();
+  // Before, each of these wrapped into a small range that passed the check, and the run read
+  // outside X (a heap overflow under ASan).
+  std::string msg = message_of<loom::bounds_error>([&] { loom::run(out(i) = X(i * ((index_t(1) << 62) + 1))); });
+  check_contains(msg, {"dimension 0 of 'X'", "overflow 64 bits"});
+  msg = message_of<loom::bounds_error>([&] { loom::run(out(i) = X(i + top)); });
+  check_contains(msg, {"X(i + 9223372036854775807)", "overflow 64 bits"});
+  msg = message_of<loom::bounds_error>([&] { loom::run(out(i) = X(i * 4 + (top - 5))); });
+  check_contains(msg, {"overflow 64 bits"});
+  // Far outside but representable: the range is named as before.
+  msg = message_of<loom::bounds_error>([&] { loom::run(out(i) = X(i - top)); });
+  check_contains(msg, {"needs indices [-9223372036854775807, -9223372036854775804]"});
+  // A boundary condition makes every index legal, but not indices past 64 bits.
+  msg = message_of<loom::bounds_error>([&] { loom::run(out(i) = loom::repeat_edge(X)(i + (top - 2))); });
+  check_contains(msg, {"repeat_edge(X)", "overflow 64 bits"});
+  msg = message_of<loom::bounds_error>([&] { loom::run(out(i) = loom::constant_exterior(X, 0.f)(i * (top / 2))); });
+  check_contains(msg, {"overflow 64 bits"});
+  // A stage's region computed from its consumer's reads.
+  constexpr loom::Func<float, 1, "f"> f;
+  auto p = loom::pipeline(f(i) = X(i) * 2.f, out(i) = f(i * (top - 2)));
+  msg = message_of<loom::bounds_error>([&] { loom::run<loom::stage<f, loom::compute_root>>(p); });
+  check_contains(msg, {"f(", "overflows 64-bit indices"});
+  for (index_t q = 0; q < 4; ++q) CHECK(out(q) == 42.f);
+}
+
 TEST_CASE("errors: zero-extent outputs are no-ops and do not throw", "[errors][empty]") {
   loom::Tensor<float, 2> C("C", 0, 5), A("A", 3, 5), B("B", 5, 5);
   loom::Tensor<float, 1> e("e", 0), v("v", 4);

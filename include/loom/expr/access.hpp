@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -144,13 +145,17 @@ struct access : expr_node {
   std::pair<index_t, index_t> index_range(const Ext& ext, const Starts& st = {}) const {
     const auto& e = std::get<D>(idx);
     index_t lo = e.offset(), hi = e.offset();
+    // Where the arithmetic overflows (a coefficient or offset near 2^63) the range is every
+    // index_t, which fails any check, rather than a wrapped range that might pass one.
+    bool over = false;
     meta::for_each_type<typename std::tuple_element_t<D, std::tuple<Idx...>>::vars>([&]<class V>(V*) {
-      const index_t first = e.template coef<V>() * st.template start<V>();
-      lo += first;
-      hi += first;
-      const index_t k = e.template coef<V>() * (ext.template extent<V>() - 1);
-      (k < 0 ? lo : hi) += k;
+      index_t first = 0, k = 0;
+      over |= __builtin_mul_overflow(e.template coef<V>(), st.template start<V>(), &first);
+      over |= __builtin_add_overflow(lo, first, &lo) | __builtin_add_overflow(hi, first, &hi);
+      over |= __builtin_mul_overflow(e.template coef<V>(), ext.template extent<V>() - 1, &k);
+      over |= k < 0 ? __builtin_add_overflow(lo, k, &lo) : __builtin_add_overflow(hi, k, &hi);
     });
+    if (over) return {std::numeric_limits<index_t>::min(), std::numeric_limits<index_t>::max()};
     return {lo, hi};
   }
 
@@ -314,6 +319,9 @@ struct access : expr_node {
     if constexpr (is_var<I>) {
       // A lone variable ranging past the tensor is a shape mismatch, not an offset error.
       throw shape_error(detail::cat("loom::shape_error: ", what, ": dimension ", D, " of '", view.name(), "' has extent ", n, " but ", I::name(), " ranges over ", hi + 1));
+    } else if (lo == std::numeric_limits<index_t>::min() && hi == std::numeric_limits<index_t>::max()) {
+      throw bounds_error(detail::cat("loom::bounds_error: ", what, ": dimension ", D, " of '", view.name(),
+                                     "': the indices overflow 64 bits (its extent is ", n, ")"));
     } else {
       throw bounds_error(detail::cat("loom::bounds_error: ", what, ": dimension ", D, " of '", view.name(), "' needs indices [", lo, ", ", hi, "] but its extent is ", n));
     }

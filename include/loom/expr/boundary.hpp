@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <cstddef>
 #include <ostream>
 #include <tuple>
@@ -113,14 +114,21 @@ struct boundary_access : access<View, Idx...> {
     bound_base_ = this->base;
   }
 
-  /// Every index is legal; only a view with no elements has nothing to read (except the constant).
+  /// Every index is legal, as long as it is one: indices whose arithmetic overflows 64 bits are
+  /// refused. Only a view with no elements has nothing to read (except the constant).
   template <class Ext, class Starts = zero_starts>
-  void check_bounds(const Ext& ext, const Starts& = {}) const {
-    if constexpr (!std::is_same_v<Kind, boundary::constant_exterior>) {
-      bool empty_range = false;
-      meta::for_each_type<vars>([&]<class V>(V*) { empty_range = empty_range || ext.template extent<V>() == 0; });
-      if (!empty_range && this->view.size() == 0) fail_empty();
-    }
+  void check_bounds(const Ext& ext, const Starts& st = {}) const {
+    bool empty_range = false;
+    meta::for_each_type<vars>([&]<class V>(V*) { empty_range = empty_range || ext.template extent<V>() == 0; });
+    if (empty_range) return;
+    [&]<std::size_t... D>(std::index_sequence<D...>) {
+      ([&] {
+        const auto [lo, hi] = this->template index_range<D>(ext, st);
+        if (lo == std::numeric_limits<index_t>::min() && hi == std::numeric_limits<index_t>::max()) fail_overflow(D);
+      }(), ...);
+    }(std::make_index_sequence<rank>{});
+    if constexpr (!std::is_same_v<Kind, boundary::constant_exterior>)
+      if (this->view.size() == 0) fail_empty();
   }
 
   /// The remapping reads true indices from the context, never base: nothing to fold.
@@ -217,6 +225,10 @@ struct boundary_access : access<View, Idx...> {
   [[noreturn]] LOOM_COLD void fail_empty() const {
     throw bounds_error(detail::cat("loom::bounds_error: ", to_string(*this), ": '", this->view.name(),
                                    "' has no elements, so ", Kind::name, " has none to read"));
+  }
+  [[noreturn]] LOOM_COLD void fail_overflow(std::size_t d) const {
+    throw bounds_error(detail::cat("loom::bounds_error: ", to_string(*this), ": dimension ", d, " of '", this->view.name(),
+                                   "': the indices overflow 64 bits"));
   }
   [[noreturn]] LOOM_COLD void fail_moved() const {
     throw error(detail::cat("loom internal error: ", to_string(*this),

@@ -49,23 +49,28 @@ struct box {
       if (ext[d] <= 0) return true;
     return false;
   }
+  /// Its points; a box whose count overflows 64 bits is refused (add_required keeps each extent
+  /// in range, but not their product).
   index_t points(std::size_t rank) const {
     index_t n = 1;
-    for (std::size_t d = 0; d < rank; ++d) n *= std::max<index_t>(ext[d], 0);
+    for (std::size_t d = 0; d < rank; ++d)
+      if (__builtin_mul_overflow(n, std::max<index_t>(ext[d], 0), &n))
+        throw shape_error("loom::shape_error: a stage's region has more points than 64 bits count");
     return n;
   }
 };
 
 /// Grows `into` (rank R) to hold [lo, hi] in dimension d; `fresh` marks an empty box so far.
-inline void widen(box& into, std::size_t d, index_t lo, index_t hi, bool fresh) {
-  if (fresh) {
-    into.lo[d] = lo;
-    into.ext[d] = hi - lo + 1;
-  } else {
-    const index_t l = std::min(into.lo[d], lo), h = std::max(into.lo[d] + into.ext[d] - 1, hi);
-    into.lo[d] = l;
-    into.ext[d] = h - l + 1;
-  }
+/// False when the extent overflows 64 bits (into is then unchanged).
+inline bool widen(box& into, std::size_t d, index_t lo, index_t hi, bool fresh) {
+  const index_t l = fresh ? lo : std::min(into.lo[d], lo);
+  index_t h = hi, e = 0;
+  if (!fresh && __builtin_add_overflow(into.lo[d], into.ext[d] - 1, &h)) return false;
+  h = fresh ? hi : std::max(h, hi);
+  if (__builtin_sub_overflow(h, l, &e) || __builtin_add_overflow(e, index_t{1}, &e)) return false;
+  into.lo[d] = l;
+  into.ext[d] = e;
+  return true;
 }
 
 /// The extents of a stage's run over box b: its pure variables from b, its reduction variables
@@ -148,7 +153,9 @@ bool add_required(const Def& d, const checked_state<Def>& s, const box& b, box& 
         [&]<std::size_t... D>(std::index_sequence<D...>) {
           ([&] {
             const auto [lo, hi] = a.template index_range<D>(s, starts);
-            widen(need, D, lo, hi, fresh && !any);
+            if (!widen(need, D, lo, hi, fresh && !any))
+              throw bounds_error(detail::cat("loom::bounds_error: ", to_string(a), ": dimension ", D,
+                                             " of the region of the stage it reads overflows 64-bit indices"));
           }(), ...);
         }(std::make_index_sequence<A::rank>{});
         any = true;

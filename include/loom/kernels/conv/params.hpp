@@ -72,10 +72,14 @@ struct conv2d_shape {
 
 namespace conv_detail {
 
-/// The output extent along one axis, or a value < 1 when the kernel does not fit.
+/// The output extent along one axis, or a value < 1 when the kernel does not fit; -1 when the
+/// padded extent or the window's span does not fit in index_t (check() reports it).
 constexpr index_t out_extent(index_t in, index_t pad_lo, index_t pad_hi, index_t k, index_t stride, index_t dil) {
-  const index_t span = dil * (k - 1) + 1;
-  const index_t room = in + pad_lo + pad_hi - span;
+  index_t span = 0, padded = 0;
+  if (__builtin_mul_overflow(dil, k - 1, &span) || __builtin_add_overflow(span, index_t{1}, &span) ||
+      __builtin_add_overflow(in, pad_lo, &padded) || __builtin_add_overflow(padded, pad_hi, &padded))
+    return -1;
+  const index_t room = padded - span;
   return room < 0 ? 0 : room / stride + 1;
 }
 
@@ -166,6 +170,10 @@ conv2d_shape check(const OV& out, const IV& in, const WV& w, const conv2d_params
   if (s.KH < 1 || s.KW < 1) fail(detail::cat("weights ", name(w), " have an empty window (", s.KH, " x ", s.KW, ")"));
   s.OH = out_extent(s.H, pd.top, pd.bottom, s.KH, s.sh, s.dh);
   s.OW = out_extent(s.W, pd.left, pd.right, s.KW, s.sw, s.dw);
+  if (s.OH < 0 || s.OW < 0)
+    fail(detail::cat("padding (top ", pd.top, ", left ", pd.left, ", bottom ", pd.bottom, ", right ", pd.right, ") or dilation (",
+                     p.dilation[0], ", ", p.dilation[1], ") with the ", s.KH, " x ", s.KW, " window of weights ", name(w),
+                     " and the ", s.H, " x ", s.W, " input ", name(in), " overflow 64-bit indices"));
   if (out.extent(0) != s.N)
     fail(detail::cat("output ", name(out), " dimension 0 (N) has extent ", out.extent(0), " but input ", name(in), " has ", s.N));
   if (out.extent(3) != s.CO)
