@@ -281,6 +281,46 @@ TEST_CASE("errors: index arithmetic that overflows 64 bits is a bounds_error, no
   for (index_t q = 0; q < 4; ++q) CHECK(out(q) == 42.f);
 }
 
+TEST_CASE("errors: an output that names an element twice is an alias_error, nothing written", "[errors][alias]") {
+  using namespace loom::vars;
+  loom::Tensor<float, 1> x("x", 7);
+  loom::Tensor<float, 2> X("X", 4, 5);
+  for (index_t q = 0; q < 7; ++q) x(q) = float(q + 1);
+  std::vector<float> cells(64, 1.5f);
+  // A stride of 0: every point writes the one cell (a plain loop would sum into it; loom's lanes
+  // and threads would each read it stale).
+  auto z = loom::view(cells.data(), loom::shape(7), loom::strides(0), "z");
+  std::string msg = message_of<loom::alias_error>([&] { loom::run(z(i) += x(i)); });
+  check_contains(msg, {"'z'", "more than once", "dimension 0: extent 7, stride 0"});
+  msg = message_of<loom::alias_error>([&] { loom::run<loom::schedule<>>(z(i) = x(i) * 2.f); });
+  check_contains(msg, {"'z'", "more than once"});
+  // Strides that interleave: (2, 3) over 4 x 3 names offset 6 at (3, 0) and (0, 2).
+  auto zz = loom::view(cells.data(), loom::shape(4, 3), loom::strides(2, 3), "zz");
+  msg = message_of<loom::alias_error>([&] { loom::run(zz(i, j) = X(i, j)); });
+  check_contains(msg, {"'zz'", "more than once"});
+  // Strides that interleave without a repeat, (3, 2) over 2 x 3 (offsets 0 2 4 3 5 7): accepted.
+  auto ok = loom::view(cells.data(), loom::shape(2, 3), loom::strides(3, 2), "ok");
+  loom::run(ok(i, j) = X(i, j));
+  for (index_t a = 0; a < 2; ++a)
+    for (index_t b = 0; b < 3; ++b) CHECK(cells[std::size_t(3 * a + 2 * b)] == X(a, b));
+  // A reduction into it, a pipeline's output, loom::gemm's C and conv2d's output alike.
+  std::fill(cells.begin(), cells.end(), 1.5f);
+  msg = message_of<loom::alias_error>([&] { loom::run(z(i) = sum(j, X(j, i))); });
+  check_contains(msg, {"'z'", "more than once"});
+  constexpr loom::Func<float, 1, "f"> f;
+  msg = message_of<loom::alias_error>([&] { loom::run(loom::pipeline(f(i) = x(i) * 2.f, z(i) = f(i) + 1.f)); });
+  check_contains(msg, {"'z'", "more than once"});
+  loom::Tensor<float, 2> A("A", 3, 4), B("B", 4, 3);
+  auto c = loom::view(cells.data(), loom::shape(3, 3), loom::strides(0, 1), "c");
+  msg = message_of<loom::alias_error>([&] { loom::gemm(c, A.view(), B.view()); });
+  check_contains(msg, {"loom::gemm", "'c'", "dimension 0: extent 3, stride 0"});
+  loom::Tensor<float, 4> in("in", 1, 3, 3, 2), w("w", 1, 1, 2, 2);
+  auto o = loom::view(cells.data(), loom::shape(1, 3, 3, 2), loom::strides(18, 6, 0, 1), "o");
+  msg = message_of<loom::alias_error>([&] { loom::conv2d(o, in.view(), w.view()); });
+  check_contains(msg, {"loom::conv2d", "'o'", "dimension 2: extent 3, stride 0"});
+  for (float v : cells) CHECK(v == 1.5f);
+}
+
 TEST_CASE("errors: zero-extent outputs are no-ops and do not throw", "[errors][empty]") {
   loom::Tensor<float, 2> C("C", 0, 5), A("A", 3, 5), B("B", 5, 5);
   loom::Tensor<float, 1> e("e", 0), v("v", 4);

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "config.hpp"
 #include "error.hpp"
@@ -413,6 +414,64 @@ LOOM_INLINE bool views_overlap(const A& a, const B& b) {
   const auto at = [](const char* p) { return reinterpret_cast<std::uintptr_t>(p); };
   return at(a0) < at(a1) && at(b0) < at(b1) && at(a0) < at(b1) && at(b0) < at(a1);
 }
+
+namespace detail {
+/// A dimension along which view v names one element at two index tuples (a stride of 0 over an
+/// extent of 2 or more, or strides that interleave), or -1 when every element is distinct. An
+/// output like that has no single value per element: loom::run refuses it (alias_error).
+/// Row-major views are distinct by type; other views are checked by their strides sorted by
+/// size (each must step past all the smaller ones reach), and where that test fails, by listing
+/// their offsets (up to 2^22 elements; beyond, they are taken as distinct).
+template <class V>
+index_t repeated_dimension(const V& v) {
+  if constexpr (std::is_same_v<typename V::layout_type, layout_right>) {
+    return -1;
+  } else {
+    constexpr std::size_t R = V::rank;
+    std::array<std::size_t, R == 0 ? 1 : R> order{};
+    std::size_t n = 0;
+    for (std::size_t d = 0; d < R; ++d) {
+      if (v.extent(d) == 0) return -1;  // no elements
+      if (v.extent(d) == 1) continue;
+      if (v.stride(d) == 0) return index_t(d);
+      order[n++] = d;
+    }
+    const auto size = [&](std::size_t d) { return v.stride(d) < 0 ? -v.stride(d) : v.stride(d); };
+    std::sort(order.begin(), order.begin() + n, [&](std::size_t a, std::size_t b) { return size(a) < size(b); });
+    index_t reach = 0;  // the largest offset the smaller strides reach
+    bool nested = true;
+    for (std::size_t q = 0; q < n && nested; ++q) {
+      nested = size(order[q]) > reach;
+      reach += size(order[q]) * (v.extent(order[q]) - 1);
+    }
+    if (nested || v.size() > (index_t(1) << 22)) return -1;
+    std::vector<index_t> offsets;
+    offsets.reserve(std::size_t(v.size()));
+    std::array<index_t, R == 0 ? 1 : R> idx{};
+    for (index_t q = 0, total = v.size(); q < total; ++q) {
+      index_t o = 0;
+      for (std::size_t d = 0; d < R; ++d) o += idx[d] * v.stride(d);
+      offsets.push_back(o);
+      for (std::size_t d = R; d-- > 0;) {
+        if (++idx[d] < v.extent(d)) break;
+        idx[d] = 0;
+      }
+    }
+    std::sort(offsets.begin(), offsets.end());
+    if (std::adjacent_find(offsets.begin(), offsets.end()) == offsets.end()) return -1;
+    return index_t(order[n - 1]);
+  }
+}
+
+/// Throws alias_error when output view v names an element twice (repeated_dimension).
+template <class V>
+void check_distinct_elements(const V& v, std::string_view who) {
+  if (const index_t d = repeated_dimension(v); d >= 0) [[unlikely]]
+    throw alias_error(cat(who, ": the output '", v.name(), "' names some elements more than once (dimension ", d, ": extent ",
+                          v.extent(std::size_t(d)), ", stride ", v.stride(std::size_t(d)),
+                          "), so its points would overwrite one another; write to a view whose elements are distinct"));
+}
+}  // namespace detail
 
 template <class V>
 inline constexpr bool is_view = false;

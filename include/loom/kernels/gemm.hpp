@@ -59,6 +59,7 @@ LOOM_INLINE void check_operands(const CV& c, const AV& a, const BV& b) {
                                   a.name(), "' dimension 1 has extent ", K, " (A is M x K, B is K x N)"));
   if (views_overlap(c, a)) throw_overlap(c, a, "A");
   if (views_overlap(c, b)) throw_overlap(c, b, "B");
+  detail::check_distinct_elements(c, "loom::gemm");
 }
 
 /// Checks the operands and forms the problem. A column-major C with the identity epilogue is

@@ -332,9 +332,10 @@ bool check_run(const Def& def, State& s, index_t& points) {
   if (empty_output) return false;
   meta::for_each_type<typename Def::scheduled_rvars>([&]<class V>(V*) { points *= std::max<index_t>(s.template extent<V>(), 1); });
 
-  // Bounds: every access, before anything runs.
+  // Bounds: every access, before anything runs; an output with one element at several points.
   const auto starts = starts_of(def);
   def.lhs.check_bounds(s, starts);
+  check_distinct_elements(def.lhs.view, "loom::alias_error");
   def.rhs.for_each_access([&](const auto& a) { a.check_bounds(s, starts); });
   return true;
 }

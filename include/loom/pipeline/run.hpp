@@ -1029,6 +1029,9 @@ struct pipeline_run {
   }
 
   void run_all() {
+    [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
+      (check_distinct_elements(std::get<meta::at<roots, Rq>::value>(defs).lhs.view, "loom::alias_error"), ...);
+    }(std::make_index_sequence<roots::size>{});
     infer_regions();
     plan_arena();
     [&]<std::size_t... K>(std::index_sequence<K...>) { (check_reads<K>(), ...); }(std::make_index_sequence<count>{});
@@ -1241,6 +1244,13 @@ void run(Pipeline<Defs...>& p) {
       r.run_all();
     }
   }
+}
+
+/// A pipeline built in the call (`loom::run(loom::pipeline(...))`): runs as above; its arena goes
+/// with it, so a pipeline run more than once is better kept in a variable.
+template <class... Stages, class... Defs>
+void run(Pipeline<Defs...>&& p) {
+  run<Stages...>(p);
 }
 
 /// The arena a run of the pipeline under this schedule plans (the regions inferred as a run would

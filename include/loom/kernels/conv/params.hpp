@@ -187,6 +187,7 @@ conv2d_shape check(const OV& out, const IV& in, const WV& w, const conv2d_params
     fail(detail::cat("output ", name(out), " dimension 2 (width) has extent ", out.extent(2), " but should be ", s.OW,
                      " = (W ", s.W, " + padding ", pd.left, " + ", pd.right, " - dilation ", s.dw, " x (KW ", s.KW,
                      " - 1) - 1) / stride ", s.sw, " + 1"));
+  detail::check_distinct_elements(out, "loom::conv2d");
   return s;
 }
 
