@@ -119,6 +119,20 @@ TEST_CASE("Tensor: copies are deep, moves transfer the storage", "[tensor]") {
   auto& alias = C;
   C = alias;  // self-assignment keeps the contents
   CHECK(std::equal(A.begin(), A.end(), C.begin(), C.end()));
+  // Assigning a tensor of the same extents keeps the storage: views taken before stay valid.
+  const auto before = C.view();
+  const float* storage = C.data();
+  B = C;  // B was A's copy with B(0, 0) = 99
+  loom::Tensor<float, 2> F("F", 4, 3);
+  const auto fv = F.view();
+  const float* fdata = F.data();
+  F = B;
+  CHECK(F.data() == fdata);
+  CHECK(F.name() == "A");
+  CHECK(fv(3, 2) == 11.5f);
+  CHECK(std::equal(B.begin(), B.end(), F.begin(), F.end()));
+  CHECK(C.data() == storage);
+  CHECK(before(1, 1) == C(1, 1));
 
   const float* p = A.data();
   loom::Tensor<float, 2> D(std::move(A));

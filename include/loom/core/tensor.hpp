@@ -319,8 +319,17 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
   Tensor(const Tensor& o) : Tensor(o.view_.extents(), o.view_.name_tag()) {
     if (o.size() > 0) std::memcpy(data(), o.data(), sizeof(T) * static_cast<std::size_t>(o.size()));
   }
+  /// Copies o's elements (and name). Of the same extents, into this tensor's own storage, so the
+  /// views taken of it stay valid (as std::vector's assignment keeps its buffer); otherwise into
+  /// new storage, and earlier views dangle.
   Tensor& operator=(const Tensor& o) {
-    if (this != &o) *this = Tensor(o);
+    if (this == &o) return *this;
+    if (storage_ && view_.extents().values() == o.view_.extents().values()) {
+      std::memcpy(data(), o.data(), sizeof(T) * static_cast<std::size_t>(o.size()));
+      view_ = view_type(data(), o.view_.extents(), o.view_.name_tag());
+    } else {
+      *this = Tensor(o);
+    }
     return *this;
   }
   Tensor(Tensor&&) noexcept = default;

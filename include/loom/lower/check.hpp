@@ -137,6 +137,9 @@ constexpr void report_schedule() {
                 "loom: tail::shift_inwards is illegal here: it recomputes points, which is wrong for `+=`, for "
                 "reduction variables, when the output is the accumulator, or across a parallel loop. Use tail::guard");
   static_assert(P != masked_tail_not_vectorized, "loom: tail::masked applies to vectorized loops only");
+  static_assert(P != unroll_too_large,
+                "loom::unroll: an unrolled loop runs more than 64 iterations, each a copy of the body for the compiler "
+                "to build; unroll by a smaller factor (unroll<V, F> with F <= 64, or split further first)");
 }
 
 }  // namespace detail

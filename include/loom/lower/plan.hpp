@@ -188,6 +188,8 @@ struct plan {
                                      ((is_pure_at<P> && static_trip<P>) || (is_red_at<P> && loop_at<P>::kind == loop_kind::unrolled));
   template <std::size_t P>
   static constexpr index_t trip_of = static_trip<P> ? const_trip<typename loop_at<P>::id> : 1;
+  /// The most iterations an unrolled loop may have: each is a copy of the body to compile.
+  static constexpr index_t max_unroll = 64;
   // Layout: acc[pure_index * red_block + red_index], each part row-major over its loops.
   template <bool Pure>
   static constexpr auto block_strides = [] {
@@ -287,6 +289,7 @@ struct plan {
     if (large_blocks_on_lanes) return P::large_blocks_on_lanes;
     if (!large_blocks_pure) return P::large_blocks_reduction;
     if (count_if([](auto p) { return loop_at<p>::kind == loop_kind::unrolled && !static_trip<p>; }) != 0) return P::large_blocks_unrolled;
+    if (count_if([](auto p) { return loop_at<p>::kind == loop_kind::unrolled && trip_of<p> > max_unroll; }) != 0) return P::unroll_too_large;
     if (!chunked_reduction && acc_kind == accumulation::into_output && !rhs_is_bare_reduction) return P::output_accumulator_needs_bare_reduction;
     if (!chunked_reduction && !into_output_ok) return P::accumulate_extremum_into_output;
     if (block_size > 64) return P::accumulator_block_too_large;
