@@ -151,7 +151,8 @@ struct access : expr_node {
     meta::for_each_type<typename std::tuple_element_t<D, std::tuple<Idx...>>::vars>([&]<class V>(V*) {
       index_t first = 0, k = 0;
       over |= __builtin_mul_overflow(e.template coef<V>(), st.template start<V>(), &first);
-      over |= __builtin_add_overflow(lo, first, &lo) | __builtin_add_overflow(hi, first, &hi);
+      over |= __builtin_add_overflow(lo, first, &lo);
+      over |= __builtin_add_overflow(hi, first, &hi);
       over |= __builtin_mul_overflow(e.template coef<V>(), ext.template extent<V>() - 1, &k);
       over |= k < 0 ? __builtin_add_overflow(lo, k, &lo) : __builtin_add_overflow(hi, k, &hi);
     });

@@ -95,14 +95,6 @@ LOOM_INLINE void store_through(B v, T* dst, index_t lanes, PixelEpi& pe, index_t
   else simd::store_first<B>(dst, v, lanes);
 }
 
-/// Stores a vector of output pixel `at`'s channels from `channel` through the epilogue.
-template <class B, class T, class Epi>
-LOOM_INLINE void store_vector(B v, T* dst, index_t lanes, const Epi& epi, const out_point& at, index_t channel) {
-  if constexpr (point_epilogue<Epi>) v = epi.template apply_at<B>(v, at, channel, lanes);
-  else if constexpr (!gemm_detail::is_identity_epilogue<Epi>) v = epi.template apply<B>(v, at.flat, channel, lanes);
-  if (lanes == index_t(B::size)) v.store_unaligned(dst);
-  else simd::store_first<B>(dst, v, lanes);
-}
 
 /// Pixel M's accumulators (vectors M * V ...) += a * w.
 template <index_t M, class Acc, class Wv, class T>

@@ -104,18 +104,8 @@ struct expression_epilogue {
   Def def;         // accesses bound (a copy: its strides stay in registers, not behind a pointer)
   State at;        // extents set; coordinates set per call
   Side side = epilogue_side(def);
-  static constexpr bool takes_points = true;  // the kernels hand it (n, y, x): no divisions
+  static constexpr bool takes_points = true;  // the kernels hand it (n, y, x) through pixel(): no divisions
 
-  template <class B>
-  LOOM_INLINE B apply_at(const B& v, const out_point& p, index_t j, index_t lanes) const {
-    State s = at_pixel(p);
-    s.template set<typename R::CO>(j);
-    s.active = lanes;
-    with_reduction_value<State, B> c{s, v, lanes};
-    // One (masked) copy of the expression, for compile time: its loads take `lanes` lanes, a
-    // whole vector when all are live (a masked load costs what a whole one does).
-    return value<vmode<typename R::CO, B::size, false, true>>(c);
-  }
   /// The epilogue at one output pixel, for its vectors of channels: a copy whose accesses hold the
   /// pixel's (n, y, x) in their base pointers, so that each vector adds only its channel's term
   /// (with the whole address per vector, skip(n, y, x, co) cost more than Winograd's output
@@ -171,12 +161,6 @@ struct expression_epilogue {
       !meta::contains<typename A::vars, typename R::RY> && !meta::contains<typename A::vars, typename R::RX> &&
       (meta::contains<typename A::vars, typename R::N> || meta::contains<typename A::vars, typename R::Y> ||
        meta::contains<typename A::vars, typename R::X>);
-  template <class VM, class Ctx>
-  LOOM_INLINE auto value(const Ctx& c) const {
-    auto r = def.rhs.template eval_v<VM>(c);
-    if constexpr (convolution<Def>::accumulates) r = r + def.lhs.template eval_v<VM>(c);
-    return r;
-  }
 };
 
 /// Every point by the definition's own scalar evaluation: where the engine's kernels do not apply
