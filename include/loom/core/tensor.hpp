@@ -446,7 +446,8 @@ index_t repeated_dimension(const V& v) {
       order[n++] = d;
     }
     const auto size = [&](std::size_t d) { return v.stride(d) < 0 ? -v.stride(d) : v.stride(d); };
-    std::sort(order.begin(), order.begin() + n, [&](std::size_t a, std::size_t b) { return size(a) < size(b); });
+    for (std::size_t q = 1; q < n; ++q)  // insertion sort: a handful of dimensions
+      for (std::size_t r = q; r > 0 && size(order[r]) < size(order[r - 1]); --r) std::swap(order[r], order[r - 1]);
     index_t reach = 0;  // the largest offset the smaller strides reach
     bool nested = true;
     for (std::size_t q = 0; q < n && nested; ++q) {
