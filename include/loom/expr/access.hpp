@@ -139,14 +139,17 @@ struct access : expr_node {
     [&]<std::size_t... D>(std::index_sequence<D...>) { (check_dim<D>(ext, st), ...); }(std::make_index_sequence<rank>{});
   }
 
+  /// index_range where its arithmetic overflows (a coefficient or offset near 2^63): every
+  /// index_t, which fails any check, rather than a wrapped range that might pass one.
+  static constexpr std::pair<index_t, index_t> overflowed_range{std::numeric_limits<index_t>::min(),
+                                                                std::numeric_limits<index_t>::max()};
+
   /// The indices [lo, hi] dimension D takes when each variable V ranges over
   /// [st.start<V>(), st.start<V>() + ext.extent<V>()): bounds checks and a pipeline's regions.
   template <std::size_t D, class Ext, class Starts = zero_starts>
   std::pair<index_t, index_t> index_range(const Ext& ext, const Starts& st = {}) const {
     const auto& e = std::get<D>(idx);
     index_t lo = e.offset(), hi = e.offset();
-    // Where the arithmetic overflows (a coefficient or offset near 2^63) the range is every
-    // index_t, which fails any check, rather than a wrapped range that might pass one.
     bool over = false;
     meta::for_each_type<typename std::tuple_element_t<D, std::tuple<Idx...>>::vars>([&]<class V>(V*) {
       index_t first = 0, k = 0;
@@ -156,8 +159,7 @@ struct access : expr_node {
       over |= __builtin_mul_overflow(e.template coef<V>(), ext.template extent<V>() - 1, &k);
       over |= k < 0 ? __builtin_add_overflow(lo, k, &lo) : __builtin_add_overflow(hi, k, &hi);
     });
-    if (over) return {std::numeric_limits<index_t>::min(), std::numeric_limits<index_t>::max()};
-    return {lo, hi};
+    return over ? overflowed_range : std::pair{lo, hi};
   }
 
   // ---- evaluation ----
@@ -320,7 +322,7 @@ struct access : expr_node {
     if constexpr (is_var<I>) {
       // A lone variable ranging past the tensor is a shape mismatch, not an offset error.
       throw shape_error(detail::cat("loom::shape_error: ", what, ": dimension ", D, " of '", view.name(), "' has extent ", n, " but ", I::name(), " ranges over ", hi + 1));
-    } else if (lo == std::numeric_limits<index_t>::min() && hi == std::numeric_limits<index_t>::max()) {
+    } else if (std::pair{lo, hi} == overflowed_range) {
       throw bounds_error(detail::cat("loom::bounds_error: ", what, ": dimension ", D, " of '", view.name(),
                                      "': the indices overflow 64 bits (its extent is ", n, ")"));
     } else {

@@ -5,7 +5,6 @@
 #pragma once
 #include <algorithm>
 #include <array>
-#include <limits>
 #include <cstddef>
 #include <ostream>
 #include <tuple>
@@ -122,10 +121,7 @@ struct boundary_access : access<View, Idx...> {
     meta::for_each_type<vars>([&]<class V>(V*) { empty_range = empty_range || ext.template extent<V>() == 0; });
     if (empty_range) return;
     [&]<std::size_t... D>(std::index_sequence<D...>) {
-      ([&] {
-        const auto [lo, hi] = this->template index_range<D>(ext, st);
-        if (lo == std::numeric_limits<index_t>::min() && hi == std::numeric_limits<index_t>::max()) fail_overflow(D);
-      }(), ...);
+      ((this->template index_range<D>(ext, st) == plain_access::overflowed_range ? fail_overflow(D) : void()), ...);
     }(std::make_index_sequence<rank>{});
     if constexpr (!std::is_same_v<Kind, boundary::constant_exterior>)
       if (this->view.size() == 0) fail_empty();

@@ -292,8 +292,7 @@ bool shifted_3x3(const conv2d_shape& s) {
 /// Output vector ox of a row of OW: whole, or its first OW - ox lanes.
 template <class B>
 LOOM_INLINE void store_row_vector(typename B::value_type* orow, index_t ox, index_t OW, const B& acc) {
-  if (ox + index_t(B::size) <= OW) acc.store_unaligned(orow + ox);
-  else simd::store_first<B>(orow + ox, acc, OW - ox);
+  simd::store_lanes(orow + ox, acc, std::min(index_t(B::size), OW - ox));
 }
 
 /// Whether run_depthwise_planes takes a layer: unit stride along the rows of the input and the

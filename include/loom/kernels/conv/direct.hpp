@@ -11,7 +11,8 @@
 //        v = epi.apply(v, i, j, lanes) with i the output pixel ((n * OH + oy) * OW + ox) and j
 //        the first of its `lanes` output channels (the GEMM engine's epilogue, with the output
 //        seen as an (N * OH * OW) x CO matrix); an epilogue with apply_at (point_epilogue) gets
-//        the pixel's (n, oy, ox) as well, which the kernels know without dividing
+//        the pixel's (n, oy, ox) as well, which the kernels know without dividing, and one with
+//        pixel(at) (pixel_epilogue: index notation's) a copy of itself per pixel for its vectors
 // Padded taps read a row of zeros (or of the padding value); nothing outside `in` is
 // read. A row's last tile, when the row is not a multiple of the tile, recomputes pixels of the
 // row (clamped) and stores only its own.
@@ -90,11 +91,8 @@ LOOM_INLINE auto epilogue_at(const Epi& epi, const out_point& at) {
 /// Stores a vector through a pixel's epilogue (epilogue_at).
 template <class B, class T, class PixelEpi>
 LOOM_INLINE void store_through(B v, T* dst, index_t lanes, PixelEpi& pe, index_t channel) {
-  v = pe.template apply<B>(v, channel, lanes);
-  if (lanes == index_t(B::size)) v.store_unaligned(dst);
-  else simd::store_first<B>(dst, v, lanes);
+  simd::store_lanes(dst, pe.template apply<B>(v, channel, lanes), lanes);
 }
-
 
 /// Pixel M's accumulators (vectors M * V ...) += a * w.
 template <index_t M, class Acc, class Wv, class T>

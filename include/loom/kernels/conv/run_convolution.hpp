@@ -104,7 +104,6 @@ struct expression_epilogue {
   Def def;         // accesses bound (a copy: its strides stay in registers, not behind a pointer)
   State at;        // extents set; coordinates set per call
   Side side = epilogue_side(def);
-  static constexpr bool takes_points = true;  // the kernels hand it (n, y, x) through pixel(): no divisions
 
   /// The epilogue at one output pixel, for its vectors of channels: a copy whose accesses hold the
   /// pixel's (n, y, x) in their base pointers, so that each vector adds only its channel's term

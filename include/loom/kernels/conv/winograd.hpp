@@ -155,18 +155,14 @@ void winograd_block(const conv2d_shape& s, const typename P::value_type* vbuf, t
   // of them, the lines were gone again when the output loop read them (the transformed weights
   // stream through L2 in between; docs/tuning.md#fused-epilogues).
   constexpr index_t spread_from = A2 - A2 / 3;
-  index_t asked = 0;
-  auto ask_tile = [&](index_t t) {
-    if constexpr (prefetching_epilogue<Epi>)
-      for_tile_pixels<M>(s, tile_at<M>(s, q0 + t), [&](const out_point& p) { epi.prefetch_at(p, co0, nco); });
-  };
+  [[maybe_unused]] index_t asked = 0;  // tiles whose reads were asked for
   // M(xi) = V(xi) U(xi), three register tiles per position.
   for (index_t xi = 0; xi < A2; ++xi) {
     for (index_t g = 0; g < groups; ++g)
       winograd_gemm<P, V>(s.C, vbuf + (xi * TB + g * MR) * cp, cp, ub + xi * s.C * NR, mbuf + (xi * TB + g * MR) * NR);
     if constexpr (prefetching_epilogue<Epi>)
-      if (xi >= spread_from)
-        for (const index_t until = count * (xi + 1 - spread_from) / (A2 - spread_from); asked < until; ++asked) ask_tile(asked);
+      for (const index_t until = count * std::max<index_t>(xi + 1 - spread_from, 0) / (A2 - spread_from); asked < until; ++asked)
+        for_tile_pixels<M>(s, tile_at<M>(s, q0 + asked), [&](const out_point& p) { epi.prefetch_at(p, co0, nco); });
   }
   // Y = A^T M A per tile and vector of channels, then the epilogue, then the store.
   constexpr bool plain_store = gemm_detail::is_identity_epilogue<Epi>;
@@ -189,13 +185,8 @@ void winograd_block(const conv2d_shape& s, const typename P::value_type* vbuf, t
         B o[M];
         output_step<M>([&](std::size_t j) -> const B& { return x[std::size_t(i) * a + j]; }, o);
         for (index_t j = 0; j < cols; ++j) {
-          if constexpr (plain_store) {
-            T* dst = out.pixel(at.n, at.oy + i, at.ox + j) + co0 + r * W;
-            if (lanes == W) o[j].store_unaligned(dst);
-            else simd::store_first<B>(dst, o[j], lanes);
-          } else {
-            o[j].store_aligned(ybuf.data() + (i * M + j) * NR + r * W);
-          }
+          if constexpr (plain_store) simd::store_lanes(out.pixel(at.n, at.oy + i, at.ox + j) + co0 + r * W, o[j], lanes);
+          else o[j].store_aligned(ybuf.data() + (i * M + j) * NR + r * W);
         }
       }
     }
