@@ -552,7 +552,14 @@ void alias_case(lt::rng_t& g, const shape& k, index_t shift, int form, double pa
     }
   }
   CHECK(is_engine(nest));
-  const lt::result r = lt::compare(out, ref, tol<float>(k));
+  // A dense 3 x 3 stride-1 layer may run Winograd, whose error is bounded against the largest
+  // output (test_conv.cpp's winograd_bound, 5e-5 for float), not each element: seed 531116186 gave
+  // 2.4e-4 at an output of 0.91 beside larger ones.
+  const bool may_run_winograd = form != 2 && k.KH == 3 && k.KW == 3 && k.sh == 1 && k.sw == 1 && k.dh == 1 && k.dw == 1;
+  double floor = 1.0;
+  if (may_run_winograd)
+    for (double v : ref) floor = std::max(floor, std::abs(v));
+  const lt::result r = lt::compare(out, ref, may_run_winograd ? std::max(tol<float>(k), 5e-5) : tol<float>(k), floor);
   INFO(r.message);
   CHECK(r.ok);
   // The storage's rows before the output's are the input's and must be as they were.
