@@ -180,7 +180,7 @@ struct emitter {
         if constexpr (hint == 0) carry = walk<vector_mode<Mode, false>, Blk, Full>(rest, c, leaf, carry);
       } else if (n > 0) {
         if constexpr (std::is_same_v<tail_of<Y>, tail::guard>) {            //   scalar epilogue
-          for (index_t t = 0; t < n; ++t) carry = step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
+          for (index_t t = 0; t < n; ++t) carry = walk<Mode, Blk, Full>(rest, stepped<Y>(s, lo + t), leaf, carry);
         } else {                                                             //   masked (or a shift with too few points)
           c.active = n;
           carry = walk<vector_mode<Mode, true>, Blk, Full>(rest, c, leaf, carry);
@@ -223,10 +223,10 @@ struct emitter {
       constexpr index_t stride = Plan::template block_stride<P>;
       constexpr bool whole = known_full || trip_hint<Mode, Y> > 0;
       if constexpr (runs_one_point<Mode, Y>) {
-        carry = step<Y, Mode, Blk, Full>(rest, s, lo, leaf, carry);  // n == 1
+        carry = walk<Mode, Blk, Full>(rest, stepped<Y>(s, lo), leaf, carry);  // n == 1
       } else {
         [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
-          ((carry = (whole || U < n) ? step<Y, Mode, Blk + U * stride, Full>(rest, s, lo + U, leaf, carry) : carry), ...);
+          ((carry = (whole || U < n) ? walk<Mode, Blk + U * stride, Full>(rest, stepped<Y>(s, lo + U), leaf, carry) : carry), ...);
         }(std::make_integer_sequence<index_t, F>{});
       }
     } else if constexpr (D::kind == loop_kind::parallel) {                   // OpenMP
@@ -239,7 +239,7 @@ struct emitter {
           LOOM_PRAGMA(omp for schedule(static) nowait)
           for (index_t t = 0; t < n; ++t) {
             const Leaf own = leaf;
-            step<Y, Mode, Blk, Full>(rest, s, lo + t, own, carry);
+            walk<Mode, Blk, Full>(rest, stepped<Y>(s, lo + t), own, carry);
           }
           if constexpr (streams<Leaf>) {
             if (leaf.stream) simd::stream_fence();  // each thread orders its own streaming stores
@@ -248,12 +248,12 @@ struct emitter {
       } else {
         // One thread: no parallel region at all (opening one costs ~1 us even for a team of one,
         // which a pipeline's per-row stage runs would pay thousands of times).
-        for (index_t t = 0; t < n; ++t) step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
+        for (index_t t = 0; t < n; ++t) walk<Mode, Blk, Full>(rest, stepped<Y>(s, lo + t), leaf, carry);
       }
     } else if constexpr (partitioned<P, Rest...>) {                          // serial outer<Q>: whole blocks, then the rest
       carry = partition<typename sched::outer_parent<Y>::type, Mode, Blk, Full>(rest, s, leaf, carry);
     } else {                                                                 // serial
-      for (index_t t = 0; t < n; ++t) carry = step<Y, Mode, Blk, Full>(rest, s, lo + t, leaf, carry);
+      for (index_t t = 0; t < n; ++t) carry = walk<Mode, Blk, Full>(rest, stepped<Y>(s, lo + t), leaf, carry);
     }
     return carry;
   }
@@ -411,7 +411,7 @@ struct emitter {
     }
     if (left > 0) {
       if constexpr (std::is_same_v<Tail, tail::guard>) {                    // scalar epilogue
-        for (index_t u = 0; u < left; ++u) carry = step<Q, Mode, Blk, Full>(rest, s, lo + whole * W + u, leaf, carry);
+        for (index_t u = 0; u < left; ++u) carry = walk<Mode, Blk, Full>(rest, stepped<Q>(s, lo + whole * W + u), leaf, carry);
       } else {                                                               // masked (or a shift with too few points)
         carry = walk<vector_mode<Mode, true>, Blk, Full>(rest, vector_at(lo + whole * W, left), leaf, carry);
       }
@@ -471,12 +471,15 @@ struct emitter {
       return (leaf);
   }
 
-  /// One iteration of loop Y: a copy of the state with Y's iteration applied, then the rest.
-  template <class Y, class Mode, index_t Blk, bool Full, class Rest, class St, class Leaf, class Carry>
-  static LOOM_INLINE Carry step(Rest rest, const St& s, index_t t, const Leaf& leaf, Carry carry) {
+  /// The state of one iteration t of loop Y: a copy of s with Y's iteration applied. (A function
+  /// of the state alone, not of the rest of the walk: a function that also walked the loops inside
+  /// would be one more instantiation holding the whole subtree, for the compiler to optimize again
+  /// at every level.)
+  template <class Y, class St>
+  static LOOM_INLINE St stepped(const St& s, index_t t) {
     St c = s;
     act<Y>(c, t);
-    return walk<Mode, Blk, Full>(rest, c, leaf, carry);
+    return c;
   }
 
   /// Calls f.template operator()<S, InnerPos, OuterPos>() for each split S whose inner loop is a
