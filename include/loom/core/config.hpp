@@ -41,6 +41,13 @@ using index_t = std::int64_t;
 #define LOOM_COLD
 #endif
 
+/// A function compiled once and called from several places (rather than a copy at each).
+#if defined(__GNUC__) || defined(__clang__)
+#define LOOM_NOINLINE __attribute__((noinline))
+#else
+#define LOOM_NOINLINE
+#endif
+
 #define LOOM_PRAGMA(x) _Pragma(#x)
 
 namespace loom::detail {

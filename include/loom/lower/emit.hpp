@@ -233,14 +233,14 @@ struct emitter {
       static_assert(std::is_empty_v<Carry>, "loom internal: nothing is carried across a parallel loop");
       const loom::detail::team_claim claim(n > 1 && leaf.points >= D::min_points ? n : 1);
       [[maybe_unused]] const int team = claim.size();
+      // The loops inside are compiled once, in iterations(), which the team's threads (each its
+      // static share) and the one-thread path both call: inlined into both, the whole subtree
+      // would be compiled twice.
       if (team > 1) {
         LOOM_PRAGMA(omp parallel num_threads(team))
         {
-          LOOM_PRAGMA(omp for schedule(static) nowait)
-          for (index_t t = 0; t < n; ++t) {
-            const Leaf own = leaf;
-            walk<Mode, Blk, Full>(rest, stepped<Y>(s, lo + t), own, carry);
-          }
+          const auto [first, last] = loom::detail::static_share(n);
+          iterations<Y, Mode, Blk, Full>(rest, s, lo + first, lo + last, leaf);
           if constexpr (streams<Leaf>) {
             if (leaf.stream) simd::stream_fence();  // each thread orders its own streaming stores
           }
@@ -248,7 +248,7 @@ struct emitter {
       } else {
         // One thread: no parallel region at all (opening one costs ~1 us even for a team of one,
         // which a pipeline's per-row stage runs would pay thousands of times).
-        for (index_t t = 0; t < n; ++t) walk<Mode, Blk, Full>(rest, stepped<Y>(s, lo + t), leaf, carry);
+        iterations<Y, Mode, Blk, Full>(rest, s, lo, lo + n, leaf);
       }
     } else if constexpr (partitioned<P, Rest...>) {                          // serial outer<Q>: whole blocks, then the rest
       carry = partition<typename sched::outer_parent<Y>::type, Mode, Blk, Full>(rest, s, leaf, carry);
@@ -256,6 +256,13 @@ struct emitter {
       for (index_t t = 0; t < n; ++t) carry = walk<Mode, Blk, Full>(rest, stepped<Y>(s, lo + t), leaf, carry);
     }
     return carry;
+  }
+
+  /// Iterations [first, last) of parallel loop Y on one thread, with the loops inside. The state
+  /// and the leaf are this thread's own copies: their fields stay in registers.
+  template <class Y, class Mode, index_t Blk, bool Full, class Rest, class St, class Leaf>
+  static LOOM_NOINLINE void iterations(Rest rest, const St s, index_t first, index_t last, const Leaf leaf) {
+    for (index_t t = first; t < last; ++t) walk<Mode, Blk, Full>(rest, stepped<Y>(s, t), leaf, no_carry{});
   }
 
   /// Leaf::fold over value_at(A), ..., value_at(B - 1), as a balanced tree.
