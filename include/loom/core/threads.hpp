@@ -10,7 +10,6 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
-#include <utility>
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -30,20 +29,25 @@ inline thread_local int thread_cap = 0;
 LOOM_COLD inline void throw_bad_thread_count(const char* who, int n) {
   throw error(cat(who, ": n = ", n, "; give n >= 1 threads, or 0 for no limit of its own"));
 }
-}  // namespace detail
 
-namespace detail {
-/// The calling thread's share [first, last) of n iterations split over its team as OpenMP's
-/// schedule(static) splits them: contiguous, sizes differing by at most one.
-inline std::pair<index_t, index_t> static_share(index_t n) noexcept {
+/// [lo, hi) of n items for part q of p (the first n % p parts get one more): OpenMP's
+/// schedule(static) split.
+struct range {
+  index_t lo, hi;
+};
+inline range split_range(index_t n, index_t p, index_t q) noexcept {
+  const index_t base = n / p, extra = n % p;
+  const index_t lo = q * base + std::min(q, extra);
+  return {lo, lo + base + (q < extra ? 1 : 0)};
+}
+
+/// The calling thread's part of n items in its OpenMP team (all of them outside one).
+inline range thread_share(index_t n) noexcept {
 #if defined(_OPENMP)
-  const index_t k = omp_get_num_threads(), id = omp_get_thread_num();
+  return split_range(n, omp_get_num_threads(), omp_get_thread_num());
 #else
-  const index_t k = 1, id = 0;
+  return {0, n};
 #endif
-  const index_t q = n / k, r = n % k;
-  const index_t first = id * q + std::min(id, r);
-  return {first, first + q + (id < r ? 1 : 0)};
 }
 }  // namespace detail
 

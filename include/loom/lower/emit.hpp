@@ -239,8 +239,8 @@ struct emitter {
       if (team > 1) {
         LOOM_PRAGMA(omp parallel num_threads(team))
         {
-          const auto [first, last] = loom::detail::static_share(n);
-          iterations<Y, Mode, Blk, Full>(rest, s, lo + first, lo + last, leaf);
+          const loom::detail::range mine = loom::detail::thread_share(n);
+          iterations<Y, Mode, Blk, Full>(rest, s, lo + mine.lo, lo + mine.hi, leaf);
           if constexpr (streams<Leaf>) {
             if (leaf.stream) simd::stream_fence();  // each thread orders its own streaming stores
           }

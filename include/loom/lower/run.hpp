@@ -355,7 +355,6 @@ bool check_run(const Def& def, State& s, index_t& points) {
   return true;
 }
 
-
 /// Runs Plan's nest on a definition whose extents (in `checked`) and bounds are checked.
 template <class Plan, class Def>
 void run_plan(const Def& def, const checked_state<Def>& checked, index_t points) {

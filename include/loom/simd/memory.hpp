@@ -50,11 +50,6 @@ LOOM_INLINE B load_first(const elem_t<B>* p, index_t n) {
   return B::load_aligned(buf);
 }
 
-/// Writes lanes [0, n) of v to p, n <= W: a whole vector's plain store when n == W, else
-/// store_first (the kernels' row and channel tails).
-template <class B>
-LOOM_INLINE void store_lanes(elem_t<B>* p, const B& v, index_t n);
-
 /// Writes lanes [0, n) of v to p; p[n..W) untouched.
 template <class B>
 LOOM_INLINE void store_first(elem_t<B>* p, const B& v, index_t n) {
@@ -79,6 +74,8 @@ LOOM_INLINE void store_first(elem_t<B>* p, const B& v, index_t n) {
   std::memcpy(p, buf, sizeof(T) * static_cast<std::size_t>(n));
 }
 
+/// Writes lanes [0, n) of v to p, n <= W: a whole vector's plain store when n == W, else
+/// store_first (the kernels' row and channel tails).
 template <class B>
 LOOM_INLINE void store_lanes(elem_t<B>* p, const B& v, index_t n) {
   if (n == static_cast<index_t>(B::size)) v.store_unaligned(p);

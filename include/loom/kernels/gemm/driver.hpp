@@ -44,16 +44,6 @@ struct packed_a_block {};
 struct packed_b_sliver {};
 struct packed_b_panel {};
 
-/// [lo, hi) of n items for part q of p (the first n % p parts get one more).
-struct range {
-  index_t lo, hi;
-};
-inline range split_range(index_t n, index_t p, index_t q) {
-  const index_t base = n / p, extra = n % p;
-  const index_t lo = q * base + std::min(q, extra);
-  return {lo, lo + base + (q < extra ? 1 : 0)};
-}
-
 /// The tm x tn thread grid for mp x np micro-tiles: the most even split (largest share smallest),
 /// preferring more row parts (their A blocks are not shared).
 struct thread_grid {
@@ -151,7 +141,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   const index_t mp = (pb.M + MR - 1) / MR;
   const index_t np_all = (std::min(NC, pb.N) + NR - 1) / NR;
   const thread_grid g = choose_grid(team, mp, np_all);
-  const range rows = split_range(mp, g.tm, tid / g.tn);
+  const detail::range rows = detail::split_range(mp, g.tm, tid / g.tn);
   const index_t m_lo = rows.lo * MR, m_hi = std::min(pb.M, rows.hi * MR);
   T* ap = detail::scratch<T, packed_a_block>(std::size_t(MC * KC));
   const bool per_sliver = b_per_sliver<P>(pb);
@@ -164,14 +154,14 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   for (index_t jc = 0; jc < pb.N; jc += NC) {
     const index_t nc = std::min(NC, pb.N - jc);
     const index_t np = (nc + NR - 1) / NR;
-    const range cols = split_range(np, g.tn, tid % g.tn);
+    const detail::range cols = detail::split_range(np, g.tn, tid % g.tn);
     const bool a_direct = a_in_place(pb.a, cols.hi - cols.lo);
     const matrix_ref<T> b = pb.b.at(0, jc);
     // K = 0 still runs one pass (kc = 0): C = epilogue(beta * C).
     for (index_t pc = 0; pc < std::max<index_t>(pb.K, 1); pc += kstep) {
       const index_t kc = std::min(KC, std::min(kstep, pb.K - pc));  // (KC first: the compiler keeps the bound)
       if (!per_sliver) {
-        const range mine = split_range(np, team, tid);
+        const detail::range mine = detail::split_range(np, team, tid);
         pack_b_slivers<NR>(bp + mine.lo * NR * kc, b.at(pc, 0), kc, nc, mine.lo, mine.hi);
         if (team > 1) {
 #pragma omp barrier
