@@ -12,6 +12,7 @@
 //   rowsum_65536x256, ...      the same sums over the same 64 MiB seen as 65536 rows of 256: rows
 //                              too short to stream 8 at once (the default picks other nests).
 //   colsum_8x2097152           ... and as 8 rows of 2M: too few rows for chunks of rows.
+//   rowsum_512x256             the first 512 KiB as 512 rows of 256: a row sum in cache.
 //   read_4096x4096/xsimd       the read roof of the sums: the same bytes summed by a hand-written
 //                              xsimd loop (4 accumulators, OpenMP over rows). A sum only reads, a
 //                              copy reads and writes; with streaming stores one core can move more
@@ -580,10 +581,12 @@ void read_xsimd(benchmark::State& st) {
 }
 
 // The same bytes seen as Rows rows (65536 of 256 floats: tall and skinny; 8 of 2M floats: few
-// rows), with their own references.
-template <index_t Rows>
+// rows), or the first Rows x Cols of them (512 x 256: 512 KiB, a run in cache), with their own
+// references.
+template <index_t Rows, index_t Cols = M2 * M2 / Rows>
 struct Reshaped {
-  static constexpr index_t rows = Rows, cols = M2 * M2 / Rows;
+  static constexpr index_t rows = Rows, cols = Cols;
+  static constexpr double bytes = 4.0 * double(Rows) * double(Cols);
   loom::TensorView<float, 2, loom::dims<2>, loom::layout_right> X = loom::view(mat().X.data(), loom::shape(rows, cols), "X");
   loom::Tensor<float, 1> rs{"rs", rows}, cs{"cs", cols};
   SumReference sums{mat().X.data(), rows, cols};
@@ -595,6 +598,16 @@ Reshaped<65536>& tall() {
 Reshaped<8>& few() {
   static Reshaped<8> d;
   return d;
+}
+Reshaped<512, 256>& in_cache() {
+  static Reshaped<512, 256> d;
+  return d;
+}
+/// The bytes a sum over Data's matrix reads.
+template <class D>
+constexpr double bytes_of() {
+  if constexpr (requires { D::bytes; }) return D::bytes;
+  else return sum_bytes;
 }
 
 /// Row sums (Rows) or column sums of Data().X (mat or tall) under schedule S, checked once.
@@ -617,7 +630,7 @@ void sums_loom(benchmark::State& st, const char* name) {
     loom::run<S>(def);
     touch(out.data());
   }
-  set_bytes(st, sum_bytes);
+  set_bytes(st, bytes_of<std::remove_cvref_t<decltype(d)>>());
 }
 
 using namespace loom;  // the schedule vocabulary below
@@ -792,7 +805,7 @@ void reshaped_sum_eigen(benchmark::State& st, const char* name) {
     once();
     touch(out);
   }
-  set_bytes(st, sum_bytes);
+  set_bytes(st, bytes_of<D>());
 }
 void colsum_eigen(benchmark::State& st) {
   use_threads(st);
@@ -1105,6 +1118,11 @@ void register_all() {
 #if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
   LOOM_REG("rowsum_65536x256/eigen", reshaped_sum_eigen, tall, true);
   LOOM_REG("colsum_65536x256/eigen", reshaped_sum_eigen, tall, false);
+#endif
+  // row sums of 512 x 256 (512 KiB, in cache): the default against Eigen
+  LOOM_REG("rowsum_512x256/loom_default", sums_loom, in_cache, true, loom::auto_schedule);
+#if defined(LOOM_HAVE_EIGEN) && LOOM_HAVE_EIGEN
+  LOOM_REG("rowsum_512x256/eigen", reshaped_sum_eigen, in_cache, true);
 #endif
   // column sums of 8 x 2097152: the default (strips of one vector, all rows at once) against one
   // chunk of 64 rows (the default before it took strips for fewer than 16 rows)

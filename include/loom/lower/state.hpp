@@ -25,6 +25,9 @@ struct loop_state {
   // length) and interleave<K, MinBytes> (walk K parts at once).
   bool large_blocks = false;
   bool interleaved = true;
+  // The run outgrows the cache: an unrolled reduction loop runs a vector at a time into one
+  // accumulator (emit.hpp's reduction_blocks says why).
+  bool from_memory = false;
 
   template <class V>
   LOOM_INLINE index_t coord() const { return at[meta::index_of<Vars, V>]; }
