@@ -324,15 +324,6 @@ struct emitter {
     else return meta::at<typename Plan::loops, q>::kind == loop_kind::vectorized;
   }();
 
-  /// A serial outer<Q> right outside its unrolled inner<Q>, a loop of the reduction (a row sum's
-  /// `unroll<outer<k>, 4>`: Q is the vectors of k, each unrolled step its own accumulator).
-  template <std::size_t P, std::size_t... Rest>
-  static constexpr bool unrolled_reduction = [] {
-    constexpr std::size_t q = inner_right_inside<P, Rest...>;
-    if constexpr (q == Plan::N) return false;
-    else return meta::at<typename Plan::loops, q>::kind == loop_kind::unrolled && !Plan::template is_pure_at<q>;
-  }();
-
   /// The vectors of V when Q is outer<V> and inner<V> is the lane loop, with a tail that runs a
   /// partial last vector (masked or guarded); void otherwise.
   template <class Q>
@@ -349,6 +340,22 @@ struct emitter {
     }
   }
 
+  /// A serial outer<Q> right outside its unrolled inner<Q>, a loop of the reduction, Q the vectors
+  /// of the lanes (a row sum's `unroll<outer<k>, 4>`, each unrolled step its own accumulator).
+  /// (Not for scalar steps: g++ 12 at -O3 vectorizes the blocks loop of four int accumulators
+  /// wrongly, an even number of blocks summing to less; the tests' int dot products caught it.)
+  template <std::size_t P, std::size_t... Rest>
+  static constexpr bool unrolled_reduction = [] {
+    constexpr std::size_t q = inner_right_inside<P, Rest...>;
+    if constexpr (q == Plan::N) {
+      return false;
+    } else {
+      using Q = typename sched::outer_parent<typename meta::at<typename Plan::loops, P>::id>::type;
+      return meta::at<typename Plan::loops, q>::kind == loop_kind::unrolled && !Plan::template is_pure_at<q> &&
+             !std::is_void_v<typename decltype(vector_parent<Q>())::type>;
+    }
+  }();
+
   /// unrolled_reduction, in cache: the blocks of F steps (inner<Q>'s factor) whose points are all
   /// whole vectors run the unrolled body with no tail test at any step or vector; the points after
   /// them (the last, partial block and the row's partial vector) run one at a time through the
@@ -363,9 +370,8 @@ struct emitter {
     constexpr std::size_t slot = sched::split_slot<splits, Q>;
     const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
     using V = typename decltype(vector_parent<Q>())::type;
-    index_t full = n;  // points of Q whose loops inside run whole
-    if constexpr (!std::is_void_v<V>) full = dom_n<V>(s) / factor_of<V>(s);
-    using whole_mode = std::conditional_t<std::is_void_v<V>, trip_known<Mode, Q, true>, lanes_whole<trip_known<Mode, Q, true>, V>>;
+    const index_t full = dom_n<V>(s) / factor_of<V>(s);  // points of Q that are whole vectors
+    using whole_mode = lanes_whole<trip_known<Mode, Q, true>, V>;
     const index_t whole = s.from_memory ? 0 : full / F;
     St c = s;
     c.n[slot] = F;
