@@ -29,28 +29,20 @@ template <class Mode>
 inline constexpr bool is_vmode = requires { Mode::width; };
 
 /// A mode inside one of partition()'s blocks of Q: inner<Q> is known to run its whole trip (Whole)
-/// or part of it, so that loop compiles only the copy of its body that runs there.
+/// or part of it, so that loop compiles only the copy of its body that runs there. Modes stack:
+/// trip_known<trip_known<M, Q, true>, V, true> knows both loops (reduction_blocks' whole blocks).
 template <class Mode, class Q, bool Whole>
 struct trip_known : Mode {
   using trip_parent = Q;
+  using trip_outer_mode = Mode;
   static constexpr bool trip_whole = Whole;
-};
-/// A mode in which the vector loop inner<V> is known to run whole vectors: a block of points of
-/// outer<V> none of which is the row's last, partial vector.
-template <class Mode, class V>
-struct lanes_whole : Mode {
-  using whole_lanes_of = V;
 };
 /// 1: Mode knows loop Y runs its whole trip; -1: part of it; 0: it does not know.
 template <class Mode, class Y>
 inline constexpr int trip_hint = [] {
-  if constexpr (requires { typename Mode::whole_lanes_of; }) {
-    if constexpr (std::is_same_v<inner_loop<typename Mode::whole_lanes_of>, Y>) return 1;
-  }
-  if constexpr (requires { typename Mode::trip_parent; }) {
-    if constexpr (std::is_same_v<inner_loop<typename Mode::trip_parent>, Y>) return Mode::trip_whole ? 1 : -1;
-  }
-  return 0;
+  if constexpr (!requires { typename Mode::trip_parent; }) return 0;
+  else if constexpr (std::is_same_v<inner_loop<typename Mode::trip_parent>, Y>) return Mode::trip_whole ? 1 : -1;
+  else return trip_hint<typename Mode::trip_outer_mode, Y>;
 }();
 /// NewMode, keeping what Mode knows about a trip.
 template <class Mode, class NewMode>
@@ -356,6 +348,11 @@ struct emitter {
     }
   }();
 
+  /// Whether some loop of the nest is an unrolled_reduction: only those read the run's from_memory.
+  static constexpr bool reads_from_memory = []<std::size_t... P>(std::index_sequence<P...>) {
+    return (unrolled_reduction<P, P + 1> || ... || false);
+  }(std::make_index_sequence<(Plan::N > 0 ? Plan::N - 1 : 0)>{});
+
   /// unrolled_reduction, in cache: the blocks of F steps (inner<Q>'s factor) whose points are all
   /// whole vectors run the unrolled body with no tail test at any step or vector; the points after
   /// them (the last, partial block and the row's partial vector) run one at a time through the
@@ -371,7 +368,7 @@ struct emitter {
     const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
     using V = typename decltype(vector_parent<Q>())::type;
     const index_t full = dom_n<V>(s) / factor_of<V>(s);  // points of Q that are whole vectors
-    using whole_mode = lanes_whole<trip_known<Mode, Q, true>, V>;
+    using whole_mode = trip_known<trip_known<Mode, Q, true>, V, true>;
     const index_t whole = s.from_memory ? 0 : full / F;
     St c = s;
     c.n[slot] = F;

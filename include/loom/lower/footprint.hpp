@@ -2,7 +2,7 @@
 // loom/lower/footprint.hpp — the bytes a run touches, which directives with a MinBytes threshold
 // (stream_stores, prefetch, interleave, large_blocks) and specialize<touches_at_least<>> ask.
 #pragma once
-#include <algorithm>
+#include <limits>
 #include <type_traits>
 
 #include "../core/config.hpp"
@@ -10,27 +10,16 @@
 
 namespace loom::lower {
 
-/// The bytes a run reads and writes at most: the output and every input view, whole.
+/// The bytes a run reads and writes at most: the output and every input view, whole. Given the
+/// run's `points`, each input counts at most one cache line per point, since each point reads one
+/// element of it (a stage computed over a few rows of a large input reads those rows).
 template <class Def>
-index_t touched_bytes(const Def& d) {
-  index_t bytes = d.lhs.view.size() * index_t(sizeof(typename Def::value_type));
-  d.rhs.for_each_access([&](const auto& a) {
-    bytes += a.view.size() * index_t(sizeof(typename std::remove_cvref_t<decltype(a)>::element_type));
-  });
-  return bytes;
-}
-
-/// The same bound for a run of `points` points: each point reads one element of each input, so
-/// at most one cache line of it (a stage computed over a few rows of a large input reads those
-/// rows, not the input).
-template <class Def>
-index_t touched_bytes(const Def& d, index_t points) {
+index_t touched_bytes(const Def& d, index_t points = std::numeric_limits<index_t>::max()) {
   index_t bytes = d.lhs.view.size() * index_t(sizeof(typename Def::value_type));
   d.rhs.for_each_access([&](const auto& a) {
     constexpr index_t elem = index_t(sizeof(typename std::remove_cvref_t<decltype(a)>::element_type));
     constexpr index_t per_line = elem >= 64 ? 1 : 64 / elem;
-    const index_t most = points > a.view.size() / per_line ? a.view.size() : points * per_line;
-    bytes += most * elem;
+    bytes += (points > a.view.size() / per_line ? a.view.size() : points * per_line) * elem;
   });
   return bytes;
 }

@@ -162,7 +162,8 @@ void walk_nest(const Def& d, State& s, index_t points) {
   auto outgrows = [&](index_t min_bytes) { return lower::reaches(bytes, min_bytes, simd::outgrows_cache_bytes()); };
   if constexpr (Plan::has_large_blocks) s.large_blocks = outgrows(Plan::large_blocks_min_bytes);
   if constexpr (Plan::interleave_parts > 1) s.interleaved = outgrows(Plan::interleave_min_bytes);
-  s.from_memory = lower::reaches(lower::touched_bytes(d, points), beyond_cache, simd::outgrows_cache_bytes());
+  if constexpr (E::reads_from_memory)
+    s.from_memory = lower::reaches(lower::touched_bytes(d, points), beyond_cache, simd::outgrows_cache_bytes());
   auto reading_ahead = [&](auto leaf) {
     if constexpr (Plan::prefetches) leaf.ahead.on = outgrows(Plan::prefetch_min_bytes);
     return leaf;
