@@ -193,7 +193,7 @@ struct emitter {
                          folds_unrolled<Leaf, Mode>) {                       // unrolled, folded
       // The innermost loop reduces into the output: fold its values in registers, then update the
       // output once. A whole block folds pairwise (a chain of log2 F adds instead of F - 1, so the
-      // loads of the next step need not wait); a partial one in order.
+      // loads of the next step need not wait); a partial one updates the output point by point.
       // Rows of one variable are read as block_rows of the first: one pointer per step (see
       // access::address).
       constexpr index_t F = Plan::template trip_of<P>;
@@ -213,11 +213,9 @@ struct emitter {
       if (hint > 0 || (hint == 0 && (known_full || n == F))) {
         if constexpr (hint >= 0) leaf.template commit<Mode>(s, pairwise<Leaf, 0, F>(value_at));
       } else if constexpr (hint <= 0) {
-        auto v = value_at(std::integral_constant<index_t, 0>{});
-        [&]<index_t... U>(std::integer_sequence<index_t, U...>) LOOM_LAMBDA_INLINE {
-          ((v = U + 1 < n ? Leaf::fold(v, value_at(std::integral_constant<index_t, U + 1>{})) : v), ...);
-        }(std::make_integer_sequence<index_t, F - 1>{});
-        leaf.template commit<Mode>(s, v);
+        // A partial block (at most one per chunk of rows): its points one at a time, each its own
+        // update, through one copy of the body rather than F guarded ones.
+        for (index_t u = 0; u < n; ++u) leaf.template commit<Mode>(s, leaf.template partial<Mode>(stepped<Y>(s, lo + u)));
       }
     } else if constexpr (D::kind == loop_kind::unrolled || Plan::template block_loop<P>) {  // unrolled
       constexpr index_t F = Plan::template trip_of<P>;
