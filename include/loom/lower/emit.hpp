@@ -193,28 +193,30 @@ struct emitter {
                          folds_unrolled<Leaf, Mode>) {                       // unrolled, folded
       // The innermost loop reduces into the output: fold its values in registers, then update the
       // output once. A whole block folds pairwise (a chain of log2 F adds instead of F - 1, so the
-      // loads of the next step need not wait); a partial one updates the output point by point.
-      // Rows of one variable are read as block_rows of the first: one pointer per step (see
-      // access::address).
+      // loads of the next step need not wait); a partial one (at most one per chunk of rows)
+      // updates the output a point at a time, through one copy of the body rather than F guarded
+      // ones.
       constexpr index_t F = Plan::template trip_of<P>;
-      if (n <= 0) return carry;
-      St first = s;
-      act<Y>(first, lo);
-      auto value_at = [&]<index_t U>(std::integral_constant<index_t, U>) LOOM_LAMBDA_INLINE {
-        if constexpr (sched::sets_coordinate<Y>) {  // rows U of one variable
-          return leaf.template partial<Mode>(block_row<St, meta::at<sched::roots_t<Y>, 0>, U>{first, s.active});
-        } else {
-          St c = s;
-          act<Y>(c, lo + U);
-          return leaf.template partial<Mode>(c);
-        }
-      };
       constexpr int hint = trip_hint<Mode, Y>;
+      if (n <= 0) return carry;
       if (hint > 0 || (hint == 0 && (known_full || n == F))) {
-        if constexpr (hint >= 0) leaf.template commit<Mode>(s, pairwise<Leaf, 0, F>(value_at));
+        if constexpr (hint >= 0) {
+          // Rows of one variable are read as block_rows of the first: one pointer per step (see
+          // access::address).
+          St first = s;
+          act<Y>(first, lo);
+          auto value_at = [&]<index_t U>(std::integral_constant<index_t, U>) LOOM_LAMBDA_INLINE {
+            if constexpr (sched::sets_coordinate<Y>) {  // rows U of one variable
+              return leaf.template partial<Mode>(block_row<St, meta::at<sched::roots_t<Y>, 0>, U>{first, s.active});
+            } else {
+              St c = s;
+              act<Y>(c, lo + U);
+              return leaf.template partial<Mode>(c);
+            }
+          };
+          leaf.template commit<Mode>(s, pairwise<Leaf, 0, F>(value_at));
+        }
       } else if constexpr (hint <= 0) {
-        // A partial block (at most one per chunk of rows): its points one at a time, each its own
-        // update, through one copy of the body rather than F guarded ones.
         for (index_t u = 0; u < n; ++u) leaf.template commit<Mode>(s, leaf.template partial<Mode>(stepped<Y>(s, lo + u)));
       }
     } else if constexpr (D::kind == loop_kind::unrolled || Plan::template block_loop<P>) {  // unrolled
