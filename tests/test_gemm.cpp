@@ -177,11 +177,35 @@ TEST_CASE("gemm: A read in place, B packed sliver by sliver, the short-sliver ke
         }
 }
 
+TEST_CASE("gemm: each sliver of B packed by the micro-kernels of the one before", "[gemm]") {
+  // M <= 12 MR: the kernels of one B sliver copy the next, an equal share of its rows per call,
+  // asking for rows next_sliver::ahead ahead. K around that distance and below the number of
+  // calls (some calls copy no row), a last sliver of B narrower than NR (packed the old way), B in
+  // every layout (column-major and negative strides are never streamed; offset rows are read
+  // unaligned), and both thread counts.
+  using P = loom::default_gemm_policy<float>;
+  constexpr index_t ahead = loom::gemm_detail::next_sliver<float>::ahead;
+  auto g = lt::make_rng("gemm streamed B");
+  for (index_t kk : {index_t(1), index_t(3), ahead - 1, ahead, ahead + 1, index_t(97), P::KC + 5})
+    for (index_t m : {index_t(1), P::MR, 4 * P::MR + P::edge_rows, 12 * P::MR})
+      for (index_t n : {2 * P::NR, 3 * P::NR + 5})
+        for (int t : {1, 2}) {
+          auto d = make_gemm<float>(g, {m, n, kk, 1.0, 0.0});
+          lt::thread_scope threads(t);
+          loom::gemm<P>(d.C.view, d.A.view, d.B.view);  // P given: the packed engine even when small
+          INFO(d.info << ", threads = " << t);
+          REQUIRE(check_gemm(d).ok);
+        }
+}
+
 TEST_CASE("gemm: the plain reference micro-kernel agrees with the reference", "[gemm]") {
   auto g = lt::make_rng("gemm plain kernel");
   using P = tiny_policy<float>;
-  for (int n = 0; n < 60; ++n) {
-    auto d = make_gemm<float>(g, random_case<float>(g, 50));
+  for (int n = 0; n < 80; ++n) {
+    // From case 60 on, at most MC = 6 rows: B packed per sliver, the next one copied by the kernel.
+    gemm_case cs = random_case<float>(g, 50);
+    if (n >= 60) cs.M = std::min<index_t>(cs.M, 6);
+    auto d = make_gemm<float>(g, cs);
     const auto pb = loom::gemm_detail::make_problem<float>(d.C.view, d.A.view, d.B.view, float(d.shape.alpha),
                                                            float(d.shape.beta), true);
     loom::gemm_detail::run_packed<P, loom::gemm_detail::plain_kernel>(pb);

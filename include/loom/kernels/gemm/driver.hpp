@@ -70,7 +70,7 @@ struct plain_kernel {};
 
 template <class P, class Kernel, class ASliver, class Epi>
 LOOM_INLINE void call_kernel(index_t kc, const ASliver& a, const typename P::value_type* bp,
-                             const prefetch_rows<typename P::value_type>& next,
+                             const next_sliver<typename P::value_type>& next,
                              const tile_ref<typename P::value_type>& c, index_t m, index_t n,
                              typename P::value_type alpha, typename P::value_type beta, const Epi& epi, bool last,
                              index_t i0, index_t j0) {
@@ -117,12 +117,13 @@ bool a_in_place(const matrix_ref<T>& a, index_t uses) {
 
 /// Whether each thread packs the B slivers it uses one at a time, just before their micro-tiles,
 /// instead of the team packing the whole KC x NC panel first. With few rows of A (M <= 12 MR, and
-/// within one MC block, so that no sliver is packed twice)
-/// each sliver feeds only a few micro-kernel calls: a shared panel (9 MiB at KC x NC) would be
-/// written out to L3 and read back once or twice, while a sliver packed on the spot (KC x NR,
-/// 64 KiB) is still in L1/L2 when the kernel reads it. (Reading a row-major B in place instead
-/// avoids even that copy, but a row stride of a large power of two maps all KC rows of a sliver
-/// to a few cache sets: at N = 4096 every k step missed L2.)
+/// within one MC block, so that no sliver is packed twice) each sliver feeds only a few
+/// micro-kernel calls: a shared panel (9 MiB at KC x NC) would be written out to L3 and read back
+/// once or twice, while a sliver packed on the spot (KC x NR, 64 KiB) is still in L1/L2 when the
+/// kernel reads it. The micro-kernels of one sliver pack the next (next_sliver), so reading B
+/// overlaps with the FMAs. (Reading a row-major B in place instead avoids even that copy, but a
+/// row stride of a large power of two maps all KC rows of a sliver to a few cache sets: at
+/// N = 4096 every k step missed L2.)
 template <class P>
 bool b_per_sliver(const problem<typename P::value_type>& pb) {
   return pb.M <= std::min(12 * P::MR, P::MC);
@@ -145,7 +146,8 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   const index_t m_lo = rows.lo * MR, m_hi = std::min(pb.M, rows.hi * MR);
   T* ap = detail::scratch<T, packed_a_block>(std::size_t(MC * KC));
   const bool per_sliver = b_per_sliver<P>(pb);
-  T* bs = per_sliver ? detail::scratch<T, packed_b_sliver>(std::size_t(KC * NR)) : nullptr;
+  // Two slivers: the one the kernels read, the next one they pack.
+  T* bs = per_sliver ? detail::scratch<T, packed_b_sliver>(std::size_t(2 * KC * NR)) : nullptr;
   // K in equal blocks of at most KC: 600 = 300 + 300, not 576 + 24 (a short last block pays a
   // whole pass over C and a repack of A for a few FMAs per element).
   const index_t k_blocks = std::max<index_t>(1, (pb.K + KC - 1) / KC);
@@ -179,23 +181,35 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
         if (full * MR < regular_end) pack_a<MR>(ap, pb.a.at(ic + full * MR, pc), regular_end - full * MR, kc);
         for (index_t s = sl.regular; s < sl.count; ++s)
           pack_a<MR>(ap + (s - full) * MR * kc, pb.a.at(ic + sl.lo(s), pc), sl.rows(s), kc);
+        // Per sliver (row-major B): the kernels of sliver q copy sliver q + 1 into the other
+        // buffer, each call an equal share of its rows, so B is read at the FMAs' pace.
+        auto streamed = [&](index_t q) { return b.cs == 1 && q < cols.hi && (q + 1) * NR <= nc; };
+        auto ask_first_rows = [&](index_t q) {  // the rows before the first a copy asks for ahead
+          if (!streamed(q)) return;
+          for (index_t k = 0; k < std::min(kc, next_sliver<T>::ahead); ++k) {
+            __builtin_prefetch(b.at(pc + k, q * NR).p, 0, 2);
+            __builtin_prefetch(b.at(pc + k, q * NR).p + NR - 1, 0, 2);
+          }
+        };
+        bool packed = false;  // whether sliver q is already in its buffer
+        if (per_sliver) ask_first_rows(cols.lo + 1);
         for (index_t q = cols.lo; q < cols.hi; ++q) {
           const index_t j0 = jc + q * NR, n = std::min(NR, pb.N - j0);
-          if (per_sliver) pack_b_slivers<NR>(bs, b.at(pc, 0), kc, nc, q, q + 1);
-          const T* bq = per_sliver ? bs : bp + q * NR * kc;
-          // Per sliver: the last micro-tile asks for the next sliver's rows of B, so that packing
-          // it finds them in cache (B's rows can be a page apart: no hardware prefetcher follows).
-          // The last, not the first: rows a large power of two apart share a few sets of L2, and
-          // lines asked for four micro-tiles ahead were evicted again before the packing read
-          // them (docs/tuning.md#gemm-blocking).
-          // (Row-major B only: a column-major sliver has no rows to ask for.)
-          const prefetch_rows<T> next_b = per_sliver && b.cs == 1 && q + 1 < cols.hi
-                                              ? prefetch_rows<T>{b.at(pc, (q + 1) * NR).p, b.rs}
-                                              : prefetch_rows<T>{};
+          T* own = bs + ((q - cols.lo) & 1) * KC * NR;
+          T* other = bs + ((q - cols.lo + 1) & 1) * KC * NR;
+          if (per_sliver && !packed) pack_b_slivers<NR>(own, b.at(pc, 0), kc, nc, q, q + 1);
+          const T* bq = per_sliver ? own : bp + q * NR * kc;
+          const bool copy_next = per_sliver && streamed(q + 1);
+          packed = copy_next;
           for (index_t s = 0; s < sl.count; ++s) {
             const index_t i0 = ic + sl.lo(s), m = sl.rows(s);
             const tile_ref<T> c{pb.c.p + i0 * pb.c.rs + j0 * pb.c.cs, pb.c.rs, pb.c.cs};
-            const prefetch_rows<T> next = s + 1 == sl.count ? next_b : prefetch_rows<T>{};
+            next_sliver<T> next{};
+            if (copy_next) {
+              const index_t lo = s * kc / sl.count, hi = (s + 1) * kc / sl.count;
+              next = {b.at(pc, (q + 1) * NR).p, b.rs, other, lo, hi, kc, std::max<index_t>(1, kc / std::max<index_t>(1, hi - lo))};
+            }
+            if (s + 1 == sl.count && per_sliver) ask_first_rows(q + 2);
             if (s < full)
               call_kernel<P, Kernel>(kc, rows_of_a<T>{pb.a.at(i0, pc).p, pb.a.rs}, bq, next, c, m, n, pb.alpha, beta,
                                      epi, last, i0, j0);

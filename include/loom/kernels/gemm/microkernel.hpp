@@ -10,8 +10,10 @@
 //   a    the A sliver, a.at(r, k) = A(r, k) for r < Rows: packed_a (ap[k * MR + r], 64-byte
 //        aligned, rows >= m are 0) or rows_of_a (a row-major A in place, all Rows rows readable)
 //   bp   packed B sliver, kc x NR: bp[k * NR + c] = B(k, c)       (64-byte aligned, cols >= n are 0)
-//   next rows the caller will read soon (next.p null: none): row k, NR elements at next.p + k *
-//        next.rs, is prefetched into L2 during k step k; only a hint, never dereferenced
+//   next part of the next B sliver to pack while the FMAs run (next.src null: none): rows
+//        [lo, hi), NR elements each, from next.src + r * next.rs (row-major, all NR readable) to
+//        next.dst + r * NR, one every next.period k steps; row r + ahead (< next.rows) is
+//        prefetched into L2 as row r is copied
 //   c    the C tile: c.p[r * c.rs + j * c.cs], only r < m, j < n are touched
 //   math AB = sum_k a(:, k) bp(k, :)  in Rows x NRV vector registers, then for r < m, j < n:
 //          v = alpha * AB(r, j) + beta * C(r, j)     C is NOT read when beta == 0 (it may hold
@@ -63,11 +65,19 @@ inline constexpr bool is_packed_a = false;
 template <class T, index_t MR>
 inline constexpr bool is_packed_a<packed_a<T, MR>> = true;
 
-/// Rows of NR elements to prefetch, one per k step: row k at p + k * rs (p null: none).
+/// The next B sliver, packed by the micro-kernels of this one while their FMAs run (src null:
+/// nothing to do). A call copies rows [lo, hi) of the sliver, NR elements from src + r * rs to
+/// dst + r * NR, one row every `period` k steps, and asks L2 for row r + ahead as it copies row r
+/// (rows past `rows`, the sliver's length, are not asked for). Spread over all of a sliver's
+/// calls, the copy reads B at the product's own pace instead of in a burst the FMAs wait for.
 template <class T>
-struct prefetch_rows {
-  const T* p = nullptr;
+struct next_sliver {
+  const T* src = nullptr;
   index_t rs = 0;
+  T* dst = nullptr;
+  index_t lo = 0, hi = 0, rows = 0;
+  index_t period = 1;
+  static constexpr index_t ahead = 16;
 };
 
 /// What finish_vector does to alpha AB before the epilogue: decided per vector from alpha and beta
@@ -119,7 +129,7 @@ LOOM_INLINE void finish_vector(B acc, const tile_ref<T>& c, index_t r, index_t j
 /// unrolled at compile time.
 template <class P, index_t Rows, class ASliver, class Epi>
 void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_type* __restrict bp,
-                  const prefetch_rows<typename P::value_type>& next, const tile_ref<typename P::value_type>& c, index_t m, index_t n, typename P::value_type alpha,
+                  const next_sliver<typename P::value_type>& next, const tile_ref<typename P::value_type>& c, index_t m, index_t n, typename P::value_type alpha,
                   typename P::value_type beta, const Epi& epi, bool last, index_t i0, index_t j0) {
   using T = typename P::value_type;
   using B = simd::batch<T, std::size_t(P::W)>;
@@ -163,21 +173,35 @@ void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_ty
   // One k step per iteration, not unrolled: when g++ 12 unrolls this loop it hoists the next
   // step's loads of B above this step's FMAs, needs more than the 32 registers and spills
   // accumulators to the stack. The loop's own cost is 3 instructions beside MR * NRV FMAs.
-  if (next.p) {
+  if (next.src) {
     // A row of NR elements spans at most this many cache lines (+1 when it is not aligned).
     constexpr index_t lines = (NR * index_t(sizeof(T)) + 63) / 64 + 1;
+    index_t r = next.lo, wait = 1;
+    // Into L2, not L1 (locality 2: prefetcht1): rows a page apart all map to one L1 set, where
+    // they would only evict each other and this tile's operands.
+    auto copy_row = [&]() LOOM_LAMBDA_INLINE {
+      if (r + next.ahead < next.rows) {
+        const char* ask = reinterpret_cast<const char*>(next.src + (r + next.ahead) * next.rs);
+        [&]<index_t... L>(std::integer_sequence<index_t, L...>) LOOM_LAMBDA_INLINE {
+          (__builtin_prefetch(ask + std::min(L * 64, NR * index_t(sizeof(T)) - 1), 0, 2), ...);
+        }(std::make_integer_sequence<index_t, lines>{});
+      }
+      [&]<index_t... V>(std::integer_sequence<index_t, V...>) LOOM_LAMBDA_INLINE {
+        (B::load_unaligned(next.src + r * next.rs + V * W).store_aligned(next.dst + r * NR + V * W), ...);
+      }(vecs{});
+      ++r;
+    };
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC unroll 1
 #endif
     for (index_t k = 0; k < kc; ++k) {
       step(k);
-      // Into L2, not L1 (locality 2: prefetcht1): rows a page apart all map to one L1 set, where
-      // they would only evict each other and this tile's operands.
-      const char* row = reinterpret_cast<const char*>(next.p + k * next.rs);
-      [&]<index_t... L>(std::integer_sequence<index_t, L...>) LOOM_LAMBDA_INLINE {
-        (__builtin_prefetch(row + std::min(L * 64, NR * index_t(sizeof(T)) - 1), 0, 2), ...);
-      }(std::make_integer_sequence<index_t, lines>{});
+      if (--wait == 0 && r < next.hi) {
+        wait = next.period;
+        copy_row();
+      }
     }
+    while (r < next.hi) copy_row();
   } else {
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC unroll 1
@@ -202,11 +226,14 @@ void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_ty
 /// The reference kernel: the same contract in plain scalar loops (for tests and for reading).
 template <class P, class ASliver, class Epi>
 void reference_kernel(index_t kc, const ASliver ap, const typename P::value_type* bp,
-                      const prefetch_rows<typename P::value_type>&,
+                      const next_sliver<typename P::value_type>& next,
                       const tile_ref<typename P::value_type>& c, index_t m, index_t n, typename P::value_type alpha,
                       typename P::value_type beta, const Epi& epi, bool last, index_t i0, index_t j0) {
   using T = typename P::value_type;
   using B1 = simd::batch<T, std::size_t(P::W)>;
+  if (next.src)  // the next sliver's rows, as the fast kernel copies them
+    for (index_t r = next.lo; r < next.hi; ++r)
+      for (index_t j = 0; j < P::NR; ++j) next.dst[r * P::NR + j] = next.src[r * next.rs + j];
   for (index_t r = 0; r < m; ++r) {
     for (index_t j = 0; j < n; ++j) {
       T ab = T(0);
