@@ -152,6 +152,12 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   // whole pass over C and a repack of A for a few FMAs per element).
   const index_t k_blocks = std::max<index_t>(1, (pb.K + KC - 1) / KC);
   const index_t kstep = std::max<index_t>(1, (pb.K + k_blocks - 1) / k_blocks);
+  // The thread's rows in equal blocks of whole slivers, at most MC each, for the same reason:
+  // 1024 rows = 5 x 210 (the last 184), not 4 x 252 + 16, whose last block would stream the whole
+  // B panel from L3 for one row of micro-tiles.
+  const index_t my_slivers = rows.hi - rows.lo;
+  const index_t m_blocks = std::max<index_t>(1, (my_slivers + MC / MR - 1) / (MC / MR));
+  const index_t mstep = std::max<index_t>(1, (my_slivers + m_blocks - 1) / m_blocks) * MR;
 
   for (index_t jc = 0; jc < pb.N; jc += NC) {
     const index_t nc = std::min(NC, pb.N - jc);
@@ -171,8 +177,8 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
       }
       const T beta = pc == 0 ? pb.beta : T(1);
       const bool last = pc + kstep >= pb.K;
-      for (index_t ic = m_lo; ic < m_hi; ic += MC) {
-        const index_t mc = std::min(MC, m_hi - ic);
+      for (index_t ic = m_lo; ic < m_hi; ic += mstep) {
+        const index_t mc = std::min(mstep, m_hi - ic);
         const row_slivers<P> sl(mc);
         // In place: only the slivers shorter than MR are packed (zero-padded), at ap. Packed
         // sliver s sits at ap + (s - full) * MR * kc.

@@ -6,7 +6,7 @@
 //
 //   for jc in [0, N) step NC        B panel    KC x NC  packed once, shared by the team  -> L3
 //    for pc in [0, K) step KC
-//     for ic in [0, M) step MC      A block    MC x KC  packed per thread                -> L2
+//     for ic in [0, M) step <= MC   A block    MC x KC  packed per thread                -> L2
 //      for jr in [0, NC) step NR    B sliver   KC x NR  reused by every MR sliver of A   -> L1
 //       for ir in [0, MC) step MR   micro-tile MR x NR  in registers for all KC steps
 //
