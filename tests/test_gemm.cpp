@@ -187,7 +187,7 @@ TEST_CASE("gemm: each sliver of B packed by the micro-kernels of the one before"
   constexpr index_t ahead = loom::gemm_detail::next_sliver<float>::ahead;
   auto g = lt::make_rng("gemm streamed B");
   for (index_t kk : {index_t(1), index_t(3), ahead - 1, ahead, ahead + 1, index_t(97), P::KC + 5})
-    for (index_t m : {index_t(1), P::MR, 4 * P::MR + P::edge_rows, 12 * P::MR})
+    for (index_t m : {index_t(1), P::MR, 4 * P::MR + P::edge_rows, std::min(12 * P::MR, P::MC)})
       for (index_t n : {2 * P::NR, 3 * P::NR + 5})
         for (int t : {1, 2}) {
           auto d = make_gemm<float>(g, {m, n, kk, 1.0, 0.0});

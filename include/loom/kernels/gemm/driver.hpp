@@ -148,13 +148,13 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
   const bool per_sliver = b_per_sliver<P>(pb);
   // Two slivers: the one the kernels read, the next one they pack.
   T* bs = per_sliver ? detail::scratch<T, packed_b_sliver>(std::size_t(2 * KC * NR)) : nullptr;
-  // K in equal blocks of at most KC: 600 = 300 + 300, not 576 + 24 (a short last block pays a
+  // K in equal blocks of at most KC: 1200 = 600 + 600, not 1152 + 48 (a short last block pays a
   // whole pass over C and a repack of A for a few FMAs per element).
   const index_t k_blocks = std::max<index_t>(1, (pb.K + KC - 1) / KC);
   const index_t kstep = std::max<index_t>(1, (pb.K + k_blocks - 1) / k_blocks);
   // The thread's rows in equal blocks of whole slivers, at most MC each, for the same reason:
-  // 1024 rows = 5 x 210 (the last 184), not 4 x 252 + 16, whose last block would stream the whole
-  // B panel from L3 for one row of micro-tiles.
+  // with MC = 252, 1024 rows would run 4 x 252 + 16, and the last block stream the whole B panel
+  // from L3 for one row of micro-tiles.
   const index_t my_slivers = rows.hi - rows.lo;
   const index_t m_blocks = std::max<index_t>(1, (my_slivers + MC / MR - 1) / (MC / MR));
   const index_t mstep = std::max<index_t>(1, (my_slivers + m_blocks - 1) / m_blocks) * MR;

@@ -81,16 +81,16 @@ struct default_policy_for;
 // broadcasts, well inside 2 loads per cycle.
 //  KC: the textbook choice keeps the B sliver (KC x NR) in L1 while the A slivers stream by: KC =
 //      256 (32 KiB). A longer KC is faster (docs/tuning.md#gemm-blocking): two vector loads of B
-//      per 28 FMAs are served by L2 just as well, and a longer kc halves the C tile's loads and
-//      stores and the kernel's fixed costs. The sliver is then 64 KiB, in L2 beside the A block.
-//      KC is 576 = 9 x 64 rather than 512: the driver cuts K into equal blocks of at most KC, so
-//      K = 1024 and 2048 still run in blocks of 512, while the K of a 3x3 convolution over 64k
-//      channels (576, 1152, 2304) runs in blocks of 576 instead of twice as many of 288.
-//  MC: the packed A block (MC x KC) takes about half of L2: 14 * 18 * 576 * 4 B = 567 KiB.
-//  NC: the packed B panel (KC x NC) lives in the (large, shared) L3: 576 x 4096 x 4 B = 9 MiB.
+//      per 28 FMAs are served by L2 just as well, and each K block costs a pass over C and a
+//      repack of A and B. KC is 1152 = 18 x 64: the driver cuts K into equal blocks of at most
+//      KC, so K = 1024 runs in one block and 2048 in two of 1024, and the K of a 3x3 convolution
+//      over 64k channels (576, 1152, 2304) in one or two whole blocks. The sliver is then
+//      144 KiB, in L2 beside the A block.
+//  MC: the packed A block (MC x KC) takes about half of L2: 14 * 9 * 1152 * 4 B = 567 KiB.
+//  NC: the packed B panel (KC x NC) lives in the (large, shared) L3: 1152 x 2048 x 4 B = 9 MiB.
 template <>
 struct default_policy_for<float, 16> {
-  using type = gemm_policy<float, 14, 2, 576, 14 * 18, 4096, 16>;
+  using type = gemm_policy<float, 14, 2, 1152, 14 * 9, 2048, 16>;
 };
 // double (8 lanes per vector): 8 rows x 3 vectors = 24 accumulators + 3 loads of B + 1 broadcast.
 // The 14 x 2 tile of float, with KC = 512, makes a 57 KiB A sliver of doubles; 8 x 3 keeps it at
