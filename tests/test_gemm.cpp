@@ -178,17 +178,20 @@ TEST_CASE("gemm: A read in place, B packed sliver by sliver, the short-sliver ke
 }
 
 TEST_CASE("gemm: each sliver of B packed by the micro-kernels of the one before", "[gemm]") {
-  // M <= 12 MR: the kernels of one B sliver copy the next, an equal share of its rows per call,
-  // asking for rows next_sliver::ahead ahead. K around that distance and below the number of
-  // calls (some calls copy no row), a last sliver of B narrower than NR (packed the old way), B in
-  // every layout (column-major and negative strides are never streamed; offset rows are read
-  // unaligned), and both thread counts.
+  // M <= min(12 MR, MC): the kernels of one B sliver copy the next into the other sliver buffer;
+  // M = an odd number of slivers above MC: into the thread's own part of the panel (one row part:
+  // at 2 threads with 2 or 4 B slivers the grid is 1 x 2), during its first block of rows only. Each call
+  // copies an equal share of the rows, asking for rows next_sliver::ahead ahead. K around that
+  // distance and below the number of calls (some calls copy no row), a last sliver of B narrower
+  // than NR (packed the old way), B in every layout (column-major and negative strides are never
+  // streamed; offset rows are read unaligned), and both thread counts.
   using P = loom::default_gemm_policy<float>;
   constexpr index_t ahead = loom::gemm_detail::next_sliver<float>::ahead;
   auto g = lt::make_rng("gemm streamed B");
+  const index_t odd_above_mc = (2 * (P::MC / P::MR / 2) + 3) * P::MR;
   for (index_t kk : {index_t(1), index_t(3), ahead - 1, ahead, ahead + 1, index_t(97), P::KC + 5})
-    for (index_t m : {index_t(1), P::MR, 4 * P::MR + P::edge_rows, std::min(12 * P::MR, P::MC)})
-      for (index_t n : {2 * P::NR, 3 * P::NR + 5})
+    for (index_t m : {index_t(1), P::MR, 4 * P::MR + P::edge_rows, std::min(12 * P::MR, P::MC), odd_above_mc})
+      for (index_t n : {2 * P::NR, 3 * P::NR + 5, 4 * P::NR})
         for (int t : {1, 2}) {
           auto d = make_gemm<float>(g, {m, n, kk, 1.0, 0.0});
           lt::thread_scope threads(t);

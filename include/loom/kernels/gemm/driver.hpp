@@ -8,7 +8,9 @@
 // into its own buffer and runs its micro-tiles. Each element of C is computed by one thread in a
 // fixed k order, so the result does not depend on the thread count. Two barriers per B panel and
 // none per A block: a thread that shares its rows with others (tn > 1) packs them again itself
-// rather than waiting for them (packing A is 1/NC of the work).
+// rather than waiting for them (packing A is 1/NC of the work). Where each thread is alone on its
+// columns (tm = 1, a single thread included) there are no barriers: each packs its own slivers of
+// the panel, and the micro-kernels of its first block of rows do it while their FMAs run.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -166,9 +168,14 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
     const bool a_direct = a_in_place(pb.a, cols.hi - cols.lo);
     const matrix_ref<T> b = pb.b.at(0, jc);
     // K = 0 still runs one pass (kc = 0): C = epilogue(beta * C).
+    // Who packs B. Per sliver: each thread into two sliver buffers. A thread that is alone on its
+    // columns (one row part, tm = 1) with a row-major B: its own slivers of the panel, packed by
+    // the micro-kernels of its first block of rows (no barriers). Otherwise the team packs the
+    // panel together before any micro-tile, between two barriers.
+    const bool own_panel = !per_sliver && g.tm == 1 && b.cs == 1;
     for (index_t pc = 0; pc < std::max<index_t>(pb.K, 1); pc += kstep) {
       const index_t kc = std::min(KC, std::min(kstep, pb.K - pc));  // (KC first: the compiler keeps the bound)
-      if (!per_sliver) {
+      if (!per_sliver && !own_panel) {
         const detail::range mine = detail::split_range(np, team, tid);
         pack_b_slivers<NR>(bp + mine.lo * NR * kc, b.at(pc, 0), kc, nc, mine.lo, mine.hi);
         if (team > 1) {
@@ -187,8 +194,11 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
         if (full * MR < regular_end) pack_a<MR>(ap, pb.a.at(ic + full * MR, pc), regular_end - full * MR, kc);
         for (index_t s = sl.regular; s < sl.count; ++s)
           pack_a<MR>(ap + (s - full) * MR * kc, pb.a.at(ic + sl.lo(s), pc), sl.rows(s), kc);
-        // Per sliver (row-major B): the kernels of sliver q copy sliver q + 1 into the other
-        // buffer, each call an equal share of its rows, so B is read at the FMAs' pace.
+        // Per sliver or in a thread's own panel (row-major B): the kernels of sliver q copy
+        // sliver q + 1 to where it goes, each call an equal share of its rows, so B is read at the
+        // FMAs' pace.
+        const bool streaming = per_sliver || (own_panel && ic == m_lo);
+        auto slot = [&](index_t q) { return per_sliver ? bs + ((q - cols.lo) & 1) * KC * NR : bp + q * NR * kc; };
         auto streamed = [&](index_t q) { return b.cs == 1 && q < cols.hi && (q + 1) * NR <= nc; };
         auto ask_first_rows = [&](index_t q) {  // the rows before the first a copy asks for ahead
           if (!streamed(q)) return;
@@ -198,14 +208,12 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
           }
         };
         bool packed = false;  // whether sliver q is already in its buffer
-        if (per_sliver) ask_first_rows(cols.lo + 1);
+        if (streaming) ask_first_rows(cols.lo + 1);
         for (index_t q = cols.lo; q < cols.hi; ++q) {
           const index_t j0 = jc + q * NR, n = std::min(NR, pb.N - j0);
-          T* own = bs + ((q - cols.lo) & 1) * KC * NR;
-          T* other = bs + ((q - cols.lo + 1) & 1) * KC * NR;
-          if (per_sliver && !packed) pack_b_slivers<NR>(own, b.at(pc, 0), kc, nc, q, q + 1);
-          const T* bq = per_sliver ? own : bp + q * NR * kc;
-          const bool copy_next = per_sliver && streamed(q + 1);
+          if (streaming && !packed) pack_b_slivers<NR>(slot(q), b.at(pc, 0), kc, nc, q, q + 1);
+          const T* bq = slot(q);
+          const bool copy_next = streaming && streamed(q + 1);
           packed = copy_next;
           for (index_t s = 0; s < sl.count; ++s) {
             const index_t i0 = ic + sl.lo(s), m = sl.rows(s);
@@ -213,9 +221,9 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
             next_sliver<T> next{};
             if (copy_next) {
               const index_t lo = s * kc / sl.count, hi = (s + 1) * kc / sl.count;
-              next = {b.at(pc, (q + 1) * NR).p, b.rs, other, lo, hi, kc, std::max<index_t>(1, kc / std::max<index_t>(1, hi - lo))};
+              next = {b.at(pc, (q + 1) * NR).p, b.rs, slot(q + 1), lo, hi, kc, std::max<index_t>(1, kc / std::max<index_t>(1, hi - lo))};
             }
-            if (s + 1 == sl.count && per_sliver) ask_first_rows(q + 2);
+            if (s + 1 == sl.count && streaming) ask_first_rows(q + 2);
             if (s < full)
               call_kernel<P, Kernel>(kc, rows_of_a<T>{pb.a.at(i0, pc).p, pb.a.rs}, bq, next, c, m, n, pb.alpha, beta,
                                      epi, last, i0, j0);
@@ -225,7 +233,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
           }
         }
       }
-      if (team > 1 && !per_sliver) {
+      if (team > 1 && !per_sliver && !own_panel) {
 #pragma omp barrier
       }
     }
