@@ -201,6 +201,24 @@ TEST_CASE("gemm: each sliver of B packed by the micro-kernels of the one before"
         }
 }
 
+TEST_CASE("gemm: threads alone on their columns pack their own panel slivers, K blocks of unequal length", "[gemm][threads]") {
+  // The tiny policy at 2 threads: 33 slivers of A rows (M > MC = 6) and panels of 2 B slivers
+  // make a 1 x 2 grid, so each thread packs its own panel slivers, with no barrier between K
+  // blocks. K = 37 KC + 5 ends each panel on a short block: one thread may pack a long block's
+  // sliver of the next panel while the other still reads a short one's, so slivers sit KC x NR
+  // apart in the panel (a layout by each block's kc made them overlap; seen as wrong sums with
+  // clang's OpenMP runtime).
+  using P = tiny_policy<float>;
+  auto g = lt::make_rng("gemm own panel");
+  lt::thread_scope threads(2);
+  for (int n = 0; n < 12; ++n) {
+    auto d = make_gemm<float>(g, {33 * P::MR, 4 * P::NR + 6, 37 * P::KC + 5, 1.0, n % 2 ? 1.0 : 0.0}, false);
+    loom::gemm<P>(d.C.view, d.A.view, d.B.view, 1.f, float(d.shape.beta));
+    INFO(d.info);
+    REQUIRE(check_gemm(d).ok);
+  }
+}
+
 TEST_CASE("gemm: the plain reference micro-kernel agrees with the reference", "[gemm]") {
   auto g = lt::make_rng("gemm plain kernel");
   using P = tiny_policy<float>;

@@ -198,7 +198,11 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
         // sliver q + 1 to where it goes, each call an equal share of its rows, so B is read at the
         // FMAs' pace.
         const bool streaming = per_sliver || (own_panel && ic == m_lo);
-        auto slot = [&](index_t q) { return per_sliver ? bs + ((q - cols.lo) & 1) * KC * NR : bp + q * NR * kc; };
+        // (A thread's own slivers of the panel sit KC x NR apart, not kc x NR as the team packs
+        // them: threads may be in K blocks of different lengths at once.)
+        auto slot = [&](index_t q) {
+          return per_sliver ? bs + ((q - cols.lo) & 1) * KC * NR : bp + q * NR * (own_panel ? KC : kc);
+        };
         auto streamed = [&](index_t q) { return b.cs == 1 && q < cols.hi && (q + 1) * NR <= nc; };
         auto ask_first_rows = [&](index_t q) {  // the rows before the first a copy asks for ahead
           if (!streamed(q)) return;
