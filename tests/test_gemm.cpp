@@ -205,9 +205,9 @@ TEST_CASE("gemm: threads alone on their columns pack their own panel slivers, K 
   // The tiny policy at 2 threads: 33 slivers of A rows (M > MC = 6) and panels of 2 B slivers
   // make a 1 x 2 grid, so each thread packs its own panel slivers, with no barrier between K
   // blocks. K = 37 KC + 5 ends each panel on a short block: one thread may pack a long block's
-  // sliver of the next panel while the other still reads a short one's, so slivers sit KC x NR
-  // apart in the panel (a layout by each block's kc made them overlap; seen as wrong sums with
-  // clang's OpenMP runtime).
+  // sliver of the next panel while the other still reads a short one's, so slivers sit the same
+  // distance apart in every block (a layout by each block's kc made them overlap; seen as wrong
+  // sums with clang's OpenMP runtime).
   using P = tiny_policy<float>;
   auto g = lt::make_rng("gemm own panel");
   lt::thread_scope threads(2);

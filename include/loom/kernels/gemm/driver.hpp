@@ -177,7 +177,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
       const index_t kc = std::min(KC, std::min(kstep, pb.K - pc));  // (KC first: the compiler keeps the bound)
       if (!per_sliver && !own_panel) {
         const detail::range mine = detail::split_range(np, team, tid);
-        pack_b_slivers<NR>(bp + mine.lo * NR * kc, b.at(pc, 0), kc, nc, mine.lo, mine.hi);
+        for (index_t q = mine.lo; q < mine.hi; ++q) pack_b_sliver<NR>(bp + q * NR * kstep, b.at(pc, 0), kc, nc, q);
         if (team > 1) {
 #pragma omp barrier
         }
@@ -197,25 +197,20 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
         // Per sliver or in a thread's own panel (row-major B): the kernels of sliver q copy
         // sliver q + 1 to where it goes, each call an equal share of its rows, so B is read at the
         // FMAs' pace.
+        // Panel slivers sit kstep x NR apart, for every block of K: without barriers (own_panel)
+        // threads may be in blocks of different lengths at once (the last one may be shorter).
         const bool streaming = per_sliver || (own_panel && ic == m_lo);
-        // (A thread's own slivers of the panel sit KC x NR apart, not kc x NR as the team packs
-        // them: threads may be in K blocks of different lengths at once.)
-        auto slot = [&](index_t q) {
-          return per_sliver ? bs + ((q - cols.lo) & 1) * KC * NR : bp + q * NR * (own_panel ? KC : kc);
-        };
+        auto slot = [&](index_t q) { return per_sliver ? bs + ((q - cols.lo) & 1) * KC * NR : bp + q * NR * kstep; };
         auto streamed = [&](index_t q) { return b.cs == 1 && q < cols.hi && (q + 1) * NR <= nc; };
-        auto ask_first_rows = [&](index_t q) {  // the rows before the first a copy asks for ahead
+        auto ask_first_rows = [&](index_t q) {  // the rows a copy starts on, before it asks ahead
           if (!streamed(q)) return;
-          for (index_t k = 0; k < std::min(kc, next_sliver<T>::ahead); ++k) {
-            __builtin_prefetch(b.at(pc + k, q * NR).p, 0, 2);
-            __builtin_prefetch(b.at(pc + k, q * NR).p + NR - 1, 0, 2);
-          }
+          for (index_t k = 0; k < std::min(kc, next_sliver<T>::ahead); ++k) prefetch_row_to_l2<NR>(b.at(pc + k, q * NR).p);
         };
         bool packed = false;  // whether sliver q is already in its buffer
         if (streaming) ask_first_rows(cols.lo + 1);
         for (index_t q = cols.lo; q < cols.hi; ++q) {
           const index_t j0 = jc + q * NR, n = std::min(NR, pb.N - j0);
-          if (streaming && !packed) pack_b_slivers<NR>(slot(q), b.at(pc, 0), kc, nc, q, q + 1);
+          if (streaming && !packed) pack_b_sliver<NR>(slot(q), b.at(pc, 0), kc, nc, q);
           const T* bq = slot(q);
           const bool copy_next = streaming && streamed(q + 1);
           packed = copy_next;
@@ -223,10 +218,7 @@ void gemm_thread(const problem<typename P::value_type>& pb, const Epi& epi, type
             const index_t i0 = ic + sl.lo(s), m = sl.rows(s);
             const tile_ref<T> c{pb.c.p + i0 * pb.c.rs + j0 * pb.c.cs, pb.c.rs, pb.c.cs};
             next_sliver<T> next{};
-            if (copy_next) {
-              const index_t lo = s * kc / sl.count, hi = (s + 1) * kc / sl.count;
-              next = {b.at(pc, (q + 1) * NR).p, b.rs, slot(q + 1), lo, hi, kc, std::max<index_t>(1, kc / std::max<index_t>(1, hi - lo))};
-            }
+            if (copy_next) next = {b.at(pc, (q + 1) * NR).p, b.rs, slot(q + 1), s * kc / sl.count, (s + 1) * kc / sl.count};
             if (s + 1 == sl.count && streaming) ask_first_rows(q + 2);
             if (s < full)
               call_kernel<P, Kernel>(kc, rows_of_a<T>{pb.a.at(i0, pc).p, pb.a.rs}, bq, next, c, m, n, pb.alpha, beta,

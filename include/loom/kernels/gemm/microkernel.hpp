@@ -12,8 +12,8 @@
 //   bp   packed B sliver, kc x NR: bp[k * NR + c] = B(k, c)       (64-byte aligned, cols >= n are 0)
 //   next part of the next B sliver to pack while the FMAs run (next.src null: none): rows
 //        [lo, hi), NR elements each, from next.src + r * next.rs (row-major, all NR readable) to
-//        next.dst + r * NR, one every next.period k steps; row r + ahead (< next.rows) is
-//        prefetched into L2 as row r is copied
+//        next.dst + r * NR, spread over the k steps; row r + ahead (< kc) is prefetched into L2
+//        as row r is copied
 //   c    the C tile: c.p[r * c.rs + j * c.cs], only r < m, j < n are touched
 //   math AB = sum_k a(:, k) bp(k, :)  in Rows x NRV vector registers, then for r < m, j < n:
 //          v = alpha * AB(r, j) + beta * C(r, j)     C is NOT read when beta == 0 (it may hold
@@ -67,18 +67,29 @@ inline constexpr bool is_packed_a<packed_a<T, MR>> = true;
 
 /// The next B sliver, packed by the micro-kernels of this one while their FMAs run (src null:
 /// nothing to do). A call copies rows [lo, hi) of the sliver, NR elements from src + r * rs to
-/// dst + r * NR, one row every `period` k steps, and asks L2 for row r + ahead as it copies row r
-/// (rows past `rows`, the sliver's length, are not asked for). Spread over all of a sliver's
-/// calls, the copy reads B at the product's own pace instead of in a burst the FMAs wait for.
+/// dst + r * NR, spread evenly over its k steps, and asks L2 for row r + ahead as it copies row r
+/// (rows past kc are not asked for). Spread over all of a sliver's calls, the copy reads B at the
+/// product's own pace instead of in a burst the FMAs wait for.
 template <class T>
 struct next_sliver {
   const T* src = nullptr;
   index_t rs = 0;
   T* dst = nullptr;
-  index_t lo = 0, hi = 0, rows = 0;
-  index_t period = 1;
+  index_t lo = 0, hi = 0;
   static constexpr index_t ahead = 16;
 };
+
+/// Asks L2 (locality 2: prefetcht1) for the NR elements at p. Not L1: rows a page apart all map to
+/// one L1 set, where they would only evict each other and the tile's operands.
+template <index_t NR, class T>
+LOOM_INLINE void prefetch_row_to_l2(const T* p) {
+  // A row of NR elements spans at most this many cache lines (+1 when it is not aligned).
+  constexpr index_t lines = (NR * index_t(sizeof(T)) + 63) / 64 + 1;
+  const char* row = reinterpret_cast<const char*>(p);
+  [&]<index_t... L>(std::integer_sequence<index_t, L...>) LOOM_LAMBDA_INLINE {
+    (__builtin_prefetch(row + std::min(L * 64, NR * index_t(sizeof(T)) - 1), 0, 2), ...);
+  }(std::make_integer_sequence<index_t, lines>{});
+}
 
 /// What finish_vector does to alpha AB before the epilogue: decided per vector from alpha and beta
 /// (`any`, the packed engine: one instantiation for every K block), or fixed by a caller that
@@ -174,18 +185,11 @@ void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_ty
   // step's loads of B above this step's FMAs, needs more than the 32 registers and spills
   // accumulators to the stack. The loop's own cost is 3 instructions beside MR * NRV FMAs.
   if (next.src) {
-    // A row of NR elements spans at most this many cache lines (+1 when it is not aligned).
-    constexpr index_t lines = (NR * index_t(sizeof(T)) + 63) / 64 + 1;
+    // One row copied every `period` k steps, so the copy ends with the loop.
+    const index_t period = next.hi > next.lo ? std::max<index_t>(1, kc / (next.hi - next.lo)) : 1;
     index_t r = next.lo, wait = 1;
-    // Into L2, not L1 (locality 2: prefetcht1): rows a page apart all map to one L1 set, where
-    // they would only evict each other and this tile's operands.
     auto copy_row = [&]() LOOM_LAMBDA_INLINE {
-      if (r + next.ahead < next.rows) {
-        const char* ask = reinterpret_cast<const char*>(next.src + (r + next.ahead) * next.rs);
-        [&]<index_t... L>(std::integer_sequence<index_t, L...>) LOOM_LAMBDA_INLINE {
-          (__builtin_prefetch(ask + std::min(L * 64, NR * index_t(sizeof(T)) - 1), 0, 2), ...);
-        }(std::make_integer_sequence<index_t, lines>{});
-      }
+      if (r + next.ahead < kc) prefetch_row_to_l2<NR>(next.src + (r + next.ahead) * next.rs);
       [&]<index_t... V>(std::integer_sequence<index_t, V...>) LOOM_LAMBDA_INLINE {
         (B::load_unaligned(next.src + r * next.rs + V * W).store_aligned(next.dst + r * NR + V * W), ...);
       }(vecs{});
@@ -197,7 +201,7 @@ void micro_kernel(index_t kc, const ASliver a_sliver, const typename P::value_ty
     for (index_t k = 0; k < kc; ++k) {
       step(k);
       if (--wait == 0 && r < next.hi) {
-        wait = next.period;
+        wait = period;
         copy_row();
       }
     }

@@ -3,8 +3,8 @@
 //
 //   packed A block (mc x kc), MR-row slivers one after another:
 //     Ap[s * MR * kc + k * MR + r] = A(s * MR + r, k)      rows past mc are 0
-//   packed B panel (kc x nc), NR-column slivers one after another:
-//     Bp[s * NR * kc + k * NR + c] = B(k, s * NR + c)      columns past nc are 0
+//   packed B sliver s (kc x NR), wherever the driver keeps it:
+//     Bs[k * NR + c] = B(k, s * NR + c)                     columns past nc are 0
 //
 // The zero padding lets the micro-kernel always compute a whole MR x NR tile: padded rows and
 // columns add zeros and are never stored. Both functions read any strides; the unit-stride cases
@@ -59,29 +59,25 @@ void pack_a(T* __restrict ap, matrix_ref<T> a, index_t mc, index_t kc) {
   }
 }
 
-/// Packs slivers [first_sliver, end_sliver) of B(0:kc, 0:nc), NR columns each, one after another
-/// from bp on.
+/// Packs sliver s of B(0:kc, 0:nc), its NR columns from s * NR on, to bp.
 template <index_t NR, class T>
-void pack_b_slivers(T* __restrict bp, matrix_ref<T> b, index_t kc, index_t nc, index_t first_sliver, index_t end_sliver) {
-  for (index_t s = first_sliver; s < end_sliver; ++s, bp += NR * kc) {
-    const index_t j0 = s * NR;
-    const index_t cols = std::min(NR, nc - j0);
-    const matrix_ref<T> bs = b.at(0, j0);
-    if (cols == NR && bs.cs == 1) {
-      for (index_t k = 0; k < kc; ++k) std::memcpy(bp + k * NR, bs.p + k * bs.rs, sizeof(T) * NR);
-    } else if (bs.cs == 1) {
-      // A last sliver of fewer than NR columns: one loop per row that the compiler vectorizes with
-      // masked loads (a memcpy and a fill per row were two library calls per k step).
-      for (index_t k = 0; k < kc; ++k) {
-        const T* src = bs.p + k * bs.rs;
-        T* dst = bp + k * NR;
-        for (index_t c = 0; c < NR; ++c) dst[c] = c < cols ? src[c] : T(0);
-      }
-    } else {
-      for (index_t k = 0; k < kc; ++k) {
-        for (index_t c = 0; c < cols; ++c) bp[k * NR + c] = bs(k, c);
-        for (index_t c = cols; c < NR; ++c) bp[k * NR + c] = T(0);
-      }
+void pack_b_sliver(T* __restrict bp, matrix_ref<T> b, index_t kc, index_t nc, index_t s) {
+  const index_t cols = std::min(NR, nc - s * NR);
+  const matrix_ref<T> bs = b.at(0, s * NR);
+  if (cols == NR && bs.cs == 1) {
+    for (index_t k = 0; k < kc; ++k) std::memcpy(bp + k * NR, bs.p + k * bs.rs, sizeof(T) * NR);
+  } else if (bs.cs == 1) {
+    // A last sliver of fewer than NR columns: one loop per row that the compiler vectorizes with
+    // masked loads (a memcpy and a fill per row were two library calls per k step).
+    for (index_t k = 0; k < kc; ++k) {
+      const T* src = bs.p + k * bs.rs;
+      T* dst = bp + k * NR;
+      for (index_t c = 0; c < NR; ++c) dst[c] = c < cols ? src[c] : T(0);
+    }
+  } else {
+    for (index_t k = 0; k < kc; ++k) {
+      for (index_t c = 0; c < cols; ++c) bp[k * NR + c] = bs(k, c);
+      for (index_t c = cols; c < NR; ++c) bp[k * NR + c] = T(0);
     }
   }
 }
