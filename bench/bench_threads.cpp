@@ -3,6 +3,9 @@
 // Each iteration runs a batch of 32 independent problems, each into its own output:
 //   gemm_batch      C_b = A B, 256 x 256 x 256 floats (the GEMM engine)
 //   rowsum_batch    s_b(i) = sum(j, X(i, j)), 256 x 4096 floats, parallel<i> (the loop nest)
+//   plain_rowsum_batch  the same row sums as a plain loop (`omp simd` reduction, 4 partial sums per
+//                   row), no loom and no threads of its own: what the machine loses when two
+//                   cores stream the same matrix at once, the yardstick for loom's row sums
 // in four ways:
 //   serial          the benchmark's thread, loom at one thread (omp_set_num_threads(1))
 //   omp_for         the app's `#pragma omp parallel for num_threads(2)` over the batch
@@ -57,6 +60,17 @@ void gemm_item(int b) { loom::gemm(data().C[std::size_t(b)], data().A, data().B)
 void rowsum_item(int b) {
   auto& d = data();
   loom::run<rowsum_schedule>(d.s[std::size_t(b)](i) = loom::sum(j, d.X(i, j)));
+}
+void plain_rowsum_item(int b) {
+  auto& d = data();
+  const float* x = d.X.data();
+  float* out = d.s[std::size_t(b)].data();
+  for (loom::index_t r = 0; r < rows; ++r) {
+    float acc = 0.f;
+#pragma omp simd reduction(+ : acc)
+    for (loom::index_t c = 0; c < cols; ++c) acc += x[r * cols + c];
+    out[r] = acc;
+  }
 }
 
 /// Checks every output of the batch against a plain loop (once per process and kernel).
@@ -177,6 +191,11 @@ void register_all() {
                                  w)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
+    if (w != way::std_threads_1)  // (no loom threads to limit)
+      benchmark::RegisterBenchmark((std::string("plain_rowsum_batch/") + name).c_str(),
+                                   batch_bench<plain_rowsum_item, check_rowsum>, w)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
   }
 }
 
