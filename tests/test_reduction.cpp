@@ -460,7 +460,8 @@ TEST_CASE("reductions: default row and column sums of a matrix that outgrows the
   //   97, 1000 columns: row sum one row at a time, column sum 8 rows at once, the next 8 read ahead;
   //   2053 columns:  both 8 rows at once, the next 8 read ahead;
   //   16411 columns: both 8 rows at once, each read 2 KiB ahead along the row;
-  //   65599 columns: the same, and the column sum of so few rows in chunks of 64 rows;
+  //   65599 columns: the same, and the column sum of so few rows in chunks of 64 rows (the same
+  //                  nest, its chunk length chosen per run);
   //   40 rows:       the column sum in one chunk of 64 rows;
   //   15, 7, 1 rows: the column sum in strips of one vector, all rows at once.
   // Every shape with 8 rows or more ends in a partial block of 8 rows; every shape in a masked vector.
@@ -481,7 +482,9 @@ TEST_CASE("reductions: default row and column sums of a matrix that outgrows the
       }
     REQUIRE(loom::print_loop_nest(rs(i) = loom::sum(j, X(i, j))).find("if the run outgrows the last-level cache:\n  if j.extent >= ") == 0);
     const std::string cs_nest = loom::print_loop_nest(cs(j) = loom::sum(i, X(i, j)));
-    REQUIRE(cs_nest.find("if i.extent >= 512:\n") == 0);
+    REQUIRE(cs_nest.find("if i.extent >= 64:\n") == 0);
+    // (fewer than 512 rows: chunks of 64 rows, chosen per run in the same nest)
+    REQUIRE(cs_nest.find("chunks of 64 points of i when its extent is under 512") != std::string::npos);
     REQUIRE(cs_nest.find("if j.extent") == std::string::npos);  // short rows too: 8 rows at once
     loom::run(rs(i) = loom::sum(j, X(i, j)));
     loom::run(cs(j) = loom::sum(i, X(i, j)));

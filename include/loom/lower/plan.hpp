@@ -62,6 +62,16 @@ struct plan {
   static constexpr index_t large_blocks_factor = large_blocking::first::factor;
   static constexpr index_t large_blocks_min_bytes = large_blocking::first::min_bytes;
 
+  template <class D>
+  struct is_short_chunks_directive : std::false_type {};
+  template <auto V, index_t F, index_t B>
+  struct is_short_chunks_directive<detail::short_extent_chunks<V, F, B>> : std::true_type {};
+  struct no_short_chunks {
+    static constexpr index_t factor = 0, below = 0;
+  };
+  /// A chunked reduction's chunk length under short_extent_chunks (0: always the split's factor).
+  using short_chunking = typename find_directive<is_short_chunks_directive, no_short_chunks>::first;
+
   template <std::size_t P>
   using loop_at = meta::at<loops, P>;
 

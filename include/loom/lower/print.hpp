@@ -92,6 +92,12 @@ struct printer {
     if constexpr (Plan::chunked_reduction) {
       os << "// deterministic parallel reduction: each iteration of the parallel loop reduces its chunk into a\n"
             "// private partial result; the partials are combined in chunk order, then the epilogue runs\n";
+      using short_chunks = typename Plan::short_chunking;
+      if constexpr (short_chunks::factor > 0) {
+        using C = typename meta::at<typename Plan::loops, 0>::id;
+        os << "// chunks of " << short_chunks::factor << " points of " << sched::outer_parent<C>::type::name() << " when its extent is under "
+           << short_chunks::below << ", so that threads have chunks to share\n";
+      }
     }
     if constexpr (Plan::prefetches) {
       os << "// prefetch: every input read along " << Plan::prefetch_var::name() << " also asks for the element "

@@ -251,10 +251,15 @@ template <class Plan, class Sched, class Def, class State>
 void run_chunked(const Def& def, const State& s) {
   using T = typename Def::value_type;
   using R = typename sched::outer_parent<typename meta::at<typename Plan::loops, 0>::id>::type;
-  constexpr index_t F = sched::split_of<typename Plan::splits, R>::factor;
+  constexpr index_t split_factor = sched::split_of<typename Plan::splits, R>::factor;
+  using short_chunks = typename Plan::short_chunking;
+  static_assert(short_chunks::factor <= split_factor, "loom internal: short_extent_chunks' chunks are at most the split's factor");
   constexpr std::size_t rank = Def::lhs_type::rank;
   using pure = typename Def::pure_vars;
   const index_t K = s.template extent<R>();
+  // (Each chunk runs the nest over at most the split's factor of points: any shorter chunk walks
+  // the same nest.)
+  const index_t F = short_chunks::factor > 0 && K < short_chunks::below ? short_chunks::factor : split_factor;
   const index_t chunks = (K + F - 1) / F;
 
   shape_t<rank + 1> pshape{};

@@ -148,6 +148,19 @@ struct large_blocks {
   static constexpr index_t min_bytes = MinBytes;
 };
 
+namespace detail {
+/// (The default schedule's, not a user directive.) A chunked reduction over V (split, its outer
+/// loop parallel) whose extent is under Below takes chunks of F points (F at most the split's
+/// factor) instead of the split's, so that threads have chunks to share. Chosen per run: the
+/// chunks' nest is compiled once for both lengths (a specialize<> compiles two).
+template <auto V, index_t F, index_t Below>
+struct short_extent_chunks {
+  using loop = loop_t<V>;
+  static constexpr index_t factor = F;
+  static constexpr index_t below = Below;
+};
+}  // namespace detail
+
 /// Use the default schedule (loom::run(def) and loom::run<loom::auto_schedule>(def) are the same;
 /// in a pipeline, a stage without loop directives gets it).
 struct auto_schedule {};

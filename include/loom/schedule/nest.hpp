@@ -384,6 +384,12 @@ struct apply<N, large_blocks<V, F, B>, T> {
   using type = N;
 };
 
+/// short_extent_chunks changes a chunked reduction's chunk length at run time, not the loops.
+template <class N, auto V, index_t F, index_t B, class T>
+struct apply<N, detail::short_extent_chunks<V, F, B>, T> {
+  using type = N;
+};
+
 /// A directive's own parameters, read from its template arguments without instantiating it (its
 /// body's static_asserts would fire deep in the nest).
 template <index_t B>

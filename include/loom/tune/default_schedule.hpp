@@ -239,24 +239,23 @@ struct default_schedule {
     // cs(j) = sum(i, X(i, j)) with j unit-stride in X: the output is the accumulator and rows are
     // streamed whole, 8 at a time (folded in registers, then one update of the output vector), in
     // chunks of 256 rows that threads reduce into private partial rows combined in chunk order.
-    // Out of cache, the next 8 rows are read ahead where the target does, short rows included.
-    // Fewer than 512 rows: chunks of 64, so that threads have chunks to share. Fewer than 16 rows
-    // (64 in cache): strips of columns across all rows, sums in registers, each row one stream (one
-    // vector wide out of cache, 4 in cache). Evidence: docs/tuning.md, "Row and column sums".
+    // Fewer than 512 rows: chunks of 64, so that threads have chunks to share (chosen per run: one
+    // nest for both). Out of cache, the next 8 rows are read ahead where the target does (rows so
+    // long that 8 of them pass half of L2, as few rows beyond the cache are, 2 KiB along the row:
+    // prefetch<>'s fallback). Fewer than 16 rows (64 in cache): strips of columns across all
+    // rows, sums in registers, each row one stream (one vector wide out of cache, 4 in cache).
+    // Evidence: docs/tuning.md, "Row and column sums".
     template <class R>
     struct rows_streamed {
-      template <index_t Chunk>
-      using folded = schedule<split<R{}, Chunk>, unroll<inner_loop<R>{}, 8>,
+      using folded = schedule<split<R{}, 256>, unroll<inner_loop<R>{}, 8>,
                               reorder<outer_loop<R>{}, outer_loop<inner_loop<R>>{}, L{}, inner_loop<inner_loop<R>>{}>,
-                              vectorize<L{}>, par<outer_loop<R>>>;
+                              vectorize<L{}>, par<outer_loop<R>>, short_extent_chunks<R{}, 64, 512>>;
       // One nest in and out of cache (prefetch<>'s threshold is the cache), not two.
-      using lean = reading_ahead_with<folded<256>, prefetch<R{}, 8>>;
-      // (few rows that outgrow the cache are long: read ahead along them)
-      using few_rows = reading_ahead_with<folded<64>, prefetch<L{}, along_row_ahead>>;
+      using lean = reading_ahead_with<folded, prefetch<R{}, 8>>;
       using strips = typename red_block_1d<4, R>::type;
       using strips_of_lines = typename red_block_1d<1, R>::type;
-      using under_64_rows = specialize<touches_at_least<>, specialize<extent_at_least<R{}, 16>, few_rows, strips_of_lines>, strips>;
-      using type = specialize<extent_at_least<R{}, 512>, lean, specialize<extent_at_least<R{}, 64>, few_rows, under_64_rows>>;
+      using under_64_rows = specialize<touches_at_least<>, specialize<extent_at_least<R{}, 16>, lean, strips_of_lines>, strips>;
+      using type = specialize<extent_at_least<R{}, 64>, lean, under_64_rows>;
     };
     // rs(i) = sum(j, X(i, j)) on a matrix that outgrows the cache with rows of 8 KiB or more: 8
     // rows at once, each with its own accumulator, read ahead where the target does (more misses
