@@ -67,6 +67,7 @@ struct plan {
   template <auto V, index_t F, index_t B>
   struct is_short_chunks_directive<detail::short_extent_chunks<V, F, B>> : std::true_type {};
   struct no_short_chunks {
+    using loop = void;
     static constexpr index_t factor = 0, below = 0;
   };
   /// A chunked reduction's chunk length under short_extent_chunks (0: always the split's factor).

@@ -94,8 +94,7 @@ struct printer {
             "// private partial result; the partials are combined in chunk order, then the epilogue runs\n";
       using short_chunks = typename Plan::short_chunking;
       if constexpr (short_chunks::factor > 0) {
-        using C = typename meta::at<typename Plan::loops, 0>::id;
-        os << "// chunks of " << short_chunks::factor << " points of " << sched::outer_parent<C>::type::name() << " when its extent is under "
+        os << "// chunks of " << short_chunks::factor << " points of " << short_chunks::loop::name() << " when its extent is under "
            << short_chunks::below << ", so that threads have chunks to share\n";
       }
     }

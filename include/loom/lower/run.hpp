@@ -253,7 +253,8 @@ void run_chunked(const Def& def, const State& s) {
   using R = typename sched::outer_parent<typename meta::at<typename Plan::loops, 0>::id>::type;
   constexpr index_t split_factor = sched::split_of<typename Plan::splits, R>::factor;
   using short_chunks = typename Plan::short_chunking;
-  static_assert(short_chunks::factor <= split_factor, "loom internal: short_extent_chunks' chunks are at most the split's factor");
+  static_assert(short_chunks::factor == 0 || (std::is_same_v<typename short_chunks::loop, R> && short_chunks::factor <= split_factor),
+                "loom internal: short_extent_chunks names the chunked variable, with chunks at most its split's factor");
   constexpr std::size_t rank = Def::lhs_type::rank;
   using pure = typename Def::pure_vars;
   const index_t K = s.template extent<R>();
