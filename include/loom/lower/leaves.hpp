@@ -9,6 +9,7 @@
 #include "../simd/prefetch.hpp"
 #include "emit.hpp"
 #include "find_reduction.hpp"
+#include "invariant.hpp"
 
 namespace loom::lower {
 
@@ -83,37 +84,56 @@ struct leaves {
   }
 
   /// out = rhs (or out += rhs) at one point or one vector of points. Under Rebased (a list of
-  /// variables), the accesses' bases hold those variables' terms (rebased, below) and the points
-  /// are evaluated as rebased_state.
+  /// variables), the accesses' bases hold those variables' terms (rebased, below), the points are
+  /// evaluated as rebased_state, and the parts of the right side that read only those variables
+  /// are computed once (lower/invariant.hpp): the strip's right side, `rhs`.
   template <read_ahead RA = read_ahead::by_run, class Rebased = meta::list<>>
   struct store {
+    // The strip's right side, where it differs from d.rhs (something is computed once).
+    static constexpr bool hoists = [] {
+      if constexpr (Rebased::size == 0) return false;
+      else return !std::is_same_v<strip_rhs_t<typename def::rhs_type, Rebased, state>, typename def::rhs_type>;
+    }();
+    using strip_rhs = std::conditional_t<hoists, strip_rhs_t<typename def::rhs_type, Rebased, state>, no_strip_rhs>;
     // A private copy, not a pointer: xsimd's stores may alias anything, so only fields of a local
     // whose address never escapes stay in registers across them.
     def d;
     index_t points;
     bool stream = false;  // stream_stores chose non-temporal stores for this run
     ahead_t ahead = prefetch_ahead(d);
+    [[no_unique_address]] strip_rhs rhs{};
     static constexpr bool streams = Plan::streams;
     /// The same leaf in a loop that knows whether the run reads ahead.
     template <bool On>
     LOOM_INLINE store<On ? read_ahead::always : read_ahead::never, Rebased> knowing_read_ahead() const {
-      return {d, points, stream, ahead};
+      return {d, points, stream, ahead, rhs};
     }
-    /// This leaf for the points of a strip whose coordinates of Fixed are s's.
+    /// This leaf for the points of a strip whose coordinates of Fixed are s's: the parts fixed
+    /// along the strip computed (before the accesses move), then every access rebased (d.rhs's
+    /// only for prefetch_inputs when the strip evaluates rhs).
     template <class Fixed>
     LOOM_INLINE store<RA, Fixed> rebased(const state& s) const {
       static_assert(Rebased::size == 0, "loom internal: a leaf is rebased once");
-      store<RA, Fixed> r{d, points, stream, ahead};
+      using R = store<RA, Fixed>;
+      R r = [&] {
+        if constexpr (R::hoists) return R{d, points, stream, ahead, hoist_invariants<Fixed>::apply(d.rhs, s)};
+        else return R{d, points, stream, ahead};
+      }();
       r.d.lhs.template rebase<Fixed>(s);
-      r.d.rhs.for_each_access([&](auto& a) LOOM_LAMBDA_INLINE { a.template rebase<Fixed>(s); });
+      if constexpr (!R::hoists || Plan::prefetches) r.d.rhs.for_each_access([&](auto& a) LOOM_LAMBDA_INLINE { a.template rebase<Fixed>(s); });
+      if constexpr (R::hoists) r.rhs.for_each_access([&](auto& a) LOOM_LAMBDA_INLINE { a.template rebase<Fixed>(s); });
       return r;
+    }
+    LOOM_INLINE const auto& right_side() const {
+      if constexpr (!hoists) return d.rhs;
+      else return rhs;
     }
     template <class Mode, index_t Blk, class S>
     LOOM_INLINE no_carry at(const S& s, no_carry) const {
       static_assert(std::is_same_v<loom::rebased_vars<S>, Rebased>, "loom internal: a rebased leaf runs on its rebased state");
       prefetch_inputs<RA>(d, s, ahead);
       if constexpr (is_vmode<Mode>) {
-        auto v = d.rhs.template eval_v<Mode>(s);
+        auto v = right_side().template eval_v<Mode>(s);
         if constexpr (accumulate_output) v = d.lhs.template eval_v<Mode>(s) + v;
         if constexpr (streams && Mode::contiguous && !Mode::masked) {
           // Whole vectors at aligned addresses stream; a shifted last vector does not.
@@ -125,7 +145,7 @@ struct leaves {
         }
         d.lhs.template store_v<Mode>(s, v);
       } else {
-        T v = d.rhs.eval(s);
+        T v = right_side().eval(s);
         if constexpr (accumulate_output) v = d.lhs.eval(s) + v;
         d.lhs.store(s, v);
       }

@@ -4,10 +4,13 @@
 #pragma once
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "../core/error.hpp"
 #include "../simd/prefetch.hpp"
+#include "emit.hpp"
 #include "find_reduction.hpp"
+#include "invariant.hpp"
 #include "plan.hpp"
 
 namespace loom::lower {
@@ -111,7 +114,24 @@ struct printer {
     if constexpr (Plan::acc_kind == accumulation::into_output) {
       if constexpr (std::is_same_v<typename Def::mode, assign_set>) os << out << " = identity for all points\n";
     }
-    [&]<std::size_t... P>(std::index_sequence<P...>) { (open(line<P>()), ...); }(std::make_index_sequence<R>{});
+    // What each strip (a row of the vector loop) computes once (lower/invariant.hpp), printed
+    // above the strip's loops.
+    std::vector<std::string> once_per_row;
+    if constexpr (Plan::acc_kind == accumulation::none && Plan::vectorized && Plan::vec_pos > 0) {
+      using E = emitter<Plan>;
+      constexpr bool strip_mined = []<std::size_t... I>(std::index_sequence<I...>) {
+        return E::template strip_mined<Plan::vec_pos - 1, (Plan::vec_pos + I)...>;
+      }(std::make_index_sequence<Plan::N - Plan::vec_pos>{});
+      using Fixed = typename E::template fixed_outside<Plan::vec_pos - 1>;
+      if constexpr (strip_mined && Fixed::size > 0) invariant_parts<Fixed>::collect(d.rhs, once_per_row);
+    }
+    auto open_loop = [&]<std::size_t P>(std::integral_constant<std::size_t, P>) {
+      if constexpr (Plan::vectorized && P + 1 == Plan::vec_pos)
+        for (const auto& part : once_per_row) os << ind << "once per row: " << part << "\n";
+      open(line<P>());
+    };
+    [&]<std::size_t... P>(std::index_sequence<P...>) { (open_loop(std::integral_constant<std::size_t, P>{}), ...); }(
+        std::make_index_sequence<R>{});
     if constexpr (Plan::acc_kind == accumulation::none) {
       os << ind << out << " " << assign << " " << rhs;
       if constexpr (Plan::streams) os << "  // streaming stores " << when(Plan::stream_min_bytes);

@@ -1,0 +1,186 @@
+// tests/test_strip_invariant.cpp — parts of a right side that a strip computes once
+// (lower/invariant.hpp): a row's `sqrt(v(i) + eps)`, a let whose value is fixed along the row, an
+// integer division by a per-row divisor (zero and -1 included). Each against a plain loop, over
+// shapes around every vector width, in every layout, through the default schedule and schedules
+// whose strips fix one, two or no variables; and print_loop_nest's account of what is hoisted.
+#include <climits>
+#include <cmath>
+
+#include "support.hpp"
+
+using loom::index_t;
+using namespace loom::vars;
+
+namespace {
+
+using lt::idx_t;
+
+/// The schedules every case runs through: the default, plain lanes along j (a strip per row),
+/// masked tails with rows in parallel, rows unrolled outside the strip, lanes along i (the
+/// strip fixes j), and no lanes at all (nothing is hoisted: the reference for the rest).
+template <class Build>
+void each_schedule(Build&& build_and_check) {
+  using namespace loom;
+  build_and_check("default", [](const auto& def) { loom::run(def); });
+  build_and_check("vectorize<j>", [](const auto& def) { loom::run<schedule<vectorize<j>>>(def); });
+  build_and_check("masked, parallel<i>",
+                  [](const auto& def) { loom::run<schedule<vectorize<j, 0, tail::masked>, parallel<i>>>(def); });
+  build_and_check("split<i, 3>, unroll<inner<i>>", [](const auto& def) {
+    loom::run<schedule<split<i, 3>, vectorize<j, 0, tail::guard>, reorder<outer<i>, inner<i>, outer<j>, inner<j>>, unroll<inner<i>>>>(def);
+  });
+  build_and_check("lanes along i", [](const auto& def) { loom::run<schedule<reorder<j, i>, vectorize<i>>>(def); });
+  build_and_check("schedule<> (scalar)", [](const auto& def) { loom::run<schedule<>>(def); });
+}
+
+std::vector<idx_t<2>> shapes(lt::rng_t& g) {
+  std::vector<idx_t<2>> s = {{1, 1}, {1, 17}, {3, 1}, {5, 16}, {7, 33}, {13, 100}, {2, 257}};
+  for (int q = 0; q < 3; ++q) s.push_back({lt::pick_size(g, 40), lt::pick_size(g, 300)});
+  return s;
+}
+
+TEST_CASE("strip invariants: a row's scale and shift, computed once per row, float and double", "[strip_invariant]") {
+  auto check = [&]<class T>(std::type_identity<T>) {
+    auto g = lt::make_rng(lt::str("strip invariant normalize ", lt::type_name<T>()));
+    for (const auto& ext : shapes(g)) {
+      const index_t M = ext[0];
+      auto X = lt::random_buffer<T, 2>(ext, lt::pick_layout(g), "X", g, -2, 2);
+      auto m = lt::random_buffer<T, 1>({M}, lt::pick_layout(g), "m", g, -1, 1);
+      auto v = lt::random_buffer<T, 1>({M}, lt::pick_layout(g), "v", g, 0, 3);
+      auto Y = lt::make_buffer<T, 2>(ext, lt::pick_layout(g), "Y");
+      const T eps = T(1e-3);
+      auto ref = [&](const idx_t<2>& p) {
+        const double x = double(X.view(p[0], p[1])), mi = double(m.view(p[0])), vi = double(v.view(p[0]));
+        return (x - mi * 0.5) / std::sqrt(vi * 2.0 + double(eps)) + std::exp(mi);
+      };
+      INFO(X.describe() << "; " << m.describe() << "; " << v.describe() << "; " << Y.describe());
+      each_schedule([&](const char* name, auto runner) {
+        INFO("schedule: " << name);
+        lt::fill(Y.view, lt::sentinel<T>());
+        runner(Y.view(i, j) = (X.view(i, j) - m.view(i) * T(0.5)) / sqrt(v.view(i) * T(2) + eps) + exp(m.view(i)));
+        const auto r = lt::compare(Y.view, ref, 1e-5);
+        INFO(r.message);
+        CHECK(r.ok);
+        CHECK(Y.untouched().ok);
+      });
+    }
+  };
+  check(std::type_identity<float>{});
+  check(std::type_identity<double>{});
+}
+
+TEST_CASE("strip invariants: lanes along i fix j, and a part of both variables stays in the loop", "[strip_invariant]") {
+  auto g = lt::make_rng("strip invariant columns");
+  for (const auto& ext : shapes(g)) {
+    const index_t M = ext[0], N = ext[1];
+    auto X = lt::random_buffer<float, 2>(ext, lt::pick_layout(g), "X", g, -1, 1);
+    auto a = lt::random_buffer<float, 1>({M}, lt::pick_layout(g), "a", g, -1, 1);
+    auto b = lt::random_buffer<float, 1>({N}, lt::pick_layout(g), "b", g, -1, 1);
+    auto Y = lt::make_buffer<float, 2>(ext, lt::pick_layout(g), "Y");
+    auto ref = [&](const idx_t<2>& p) {
+      const double ai = double(a.view(p[0])), bj = double(b.view(p[1]));
+      return double(X.view(p[0], p[1])) * std::max(bj * bj, 0.25) + std::max(ai, bj) + std::sqrt(ai * ai + 1.0);
+    };
+    INFO(X.describe() << "; " << a.describe() << "; " << b.describe() << "; " << Y.describe());
+    each_schedule([&](const char* name, auto runner) {
+      INFO("schedule: " << name);
+      lt::fill(Y.view, lt::sentinel<float>());
+      runner(Y.view(i, j) = X.view(i, j) * max(b.view(j) * b.view(j), 0.25f) + max(a.view(i), b.view(j)) +
+                            sqrt(a.view(i) * a.view(i) + 1.f));
+      const auto r = lt::compare(Y.view, ref, 1e-5);
+      INFO(r.message);
+      CHECK(r.ok);
+      CHECK(Y.untouched().ok);
+    });
+  }
+}
+
+TEST_CASE("strip invariants: integer division by a per-row divisor, zero and -1 included", "[strip_invariant]") {
+  auto g = lt::make_rng("strip invariant integer division");
+  for (const auto& ext : shapes(g)) {
+    const index_t M = ext[0];
+    auto X = lt::random_buffer<std::int32_t, 2>(ext, lt::pick_layout(g), "X", g, -100000, 100000);
+    auto d = lt::random_buffer<std::int32_t, 1>({M}, lt::pick_layout(g), "d", g, -9, 9);
+    auto u = lt::random_buffer<std::uint16_t, 2>(ext, lt::pick_layout(g), "u", g, 0, 65535);
+    auto e = lt::random_buffer<std::uint16_t, 1>({M}, lt::pick_layout(g), "e", g, 0, 700);
+    X.view(0, 0) = INT_MIN;
+    d.view(0) = -1;
+    if (M > 1) d.view(1) = 0;
+    auto Y = lt::make_buffer<std::int32_t, 2>(ext, lt::pick_layout(g), "Y");
+    auto Z = lt::make_buffer<std::uint16_t, 2>(ext, lt::pick_layout(g), "Z");
+    // loom's integer division: x / 0 is 0, INT_MIN / -1 wraps (simd/divide.hpp).
+    auto ref_y = [&](const idx_t<2>& p) {
+      const std::int64_t x = X.view(p[0], p[1]), q = std::int64_t(d.view(p[0])) * 2 - 1;
+      const std::int64_t r = q == 0 ? 0 : x / q;
+      return double(std::int32_t(std::uint32_t(r)));
+    };
+    auto ref_z = [&](const idx_t<2>& p) {
+      const unsigned q = unsigned(e.view(p[0])) / 3u;
+      return double(q == 0 ? 0u : unsigned(u.view(p[0], p[1])) / q);
+    };
+    INFO(X.describe() << "; " << d.describe() << "; " << Y.describe());
+    each_schedule([&](const char* name, auto runner) {
+      INFO("schedule: " << name);
+      lt::fill(Y.view, lt::sentinel<std::int32_t>());
+      lt::fill(Z.view, lt::sentinel<std::uint16_t>());
+      runner(Y.view(i, j) = X.view(i, j) / (d.view(i) * 2 - 1));
+      runner(Z.view(i, j) = u.view(i, j) / (e.view(i) / std::uint16_t(3)));
+      const auto ry = lt::compare(Y.view, ref_y, 0);
+      const auto rz = lt::compare(Z.view, ref_z, 0);
+      INFO(ry.message << rz.message);
+      CHECK(ry.ok);
+      CHECK(rz.ok);
+      CHECK(Y.untouched().ok);
+      CHECK(Z.untouched().ok);
+    });
+  }
+}
+
+constexpr loom::Func<float, 1, "scale"> scale;
+constexpr loom::Func<float, 2, "centred"> centred;
+
+TEST_CASE("strip invariants: an inlined stage read twice at the row's point (a let) is computed once", "[strip_invariant]") {
+  auto g = lt::make_rng("strip invariant let");
+  for (const auto& ext : shapes(g)) {
+    const index_t M = ext[0];
+    auto X = lt::random_buffer<float, 2>(ext, lt::pick_row_layout(g), "X", g, -1, 1);
+    auto v = lt::random_buffer<float, 1>({M}, lt::pick_row_layout(g), "v", g, 0, 2);
+    auto Y = lt::make_buffer<float, 2>(ext, lt::pick_row_layout(g), "Y");
+    auto ref = [&](const idx_t<2>& p) {
+      const double s = 1.0 / std::sqrt(double(v.view(p[0])) + 0.5), c = double(X.view(p[0], p[1])) - s;
+      return c * s + c * c * s;
+    };
+    auto p = loom::pipeline(scale(i) = 1.f / sqrt(v.view(i) + 0.5f), centred(i, j) = X.view(i, j) - scale(i),
+                            Y.view(i, j) = centred(i, j) * scale(i) + centred(i, j) * centred(i, j) * scale(i));
+    INFO(X.describe() << "; " << v.describe() << "; " << Y.describe());
+    lt::fill(Y.view, lt::sentinel<float>());
+    loom::run(p);
+    auto r = lt::compare(Y.view, ref, 1e-5);
+    INFO(r.message);
+    CHECK(r.ok);
+    lt::fill(Y.view, lt::sentinel<float>());
+    loom::run<loom::stage<loom::output, loom::vectorize<j>, loom::parallel<i>>>(p);
+    r = lt::compare(Y.view, ref, 1e-5);
+    INFO(r.message);
+    CHECK(r.ok);
+    CHECK(Y.untouched().ok);
+  }
+}
+
+TEST_CASE("strip invariants: print_loop_nest lists what each row computes once", "[strip_invariant]") {
+  std::vector<float> storage(2 * 8 * 40 + 2 * 8);
+  auto X = loom::view(storage.data(), loom::shape(8, 40), "X");
+  auto Y = loom::view(storage.data() + 320, loom::shape(8, 40), "Y");
+  auto m = loom::view(storage.data() + 640, loom::shape(8), "m");
+  auto v = loom::view(storage.data() + 648, loom::shape(8), "v");
+  const std::string nest =
+      loom::print_loop_nest<loom::schedule<loom::vectorize<j>>>(Y(i, j) = (X(i, j) - m(i)) / sqrt(v(i) + 1.f));
+  INFO(nest);
+  CHECK(nest.find("once per row: sqrt((v(i) + 1))") != std::string::npos);
+  // A single read is not worth holding: it stays in the loop (one broadcast load per vector).
+  CHECK(nest.find("once per row: m(i)") == std::string::npos);
+  const std::string scalar = loom::print_loop_nest<loom::schedule<>>(Y(i, j) = (X(i, j) - m(i)) / sqrt(v(i) + 1.f));
+  INFO(scalar);
+  CHECK(scalar.find("once per row") == std::string::npos);
+}
+
+}  // namespace
