@@ -13,6 +13,7 @@
 #include "../core/region.hpp"
 #include "access.hpp"
 #include "index.hpp"
+#include "let.hpp"
 #include "node.hpp"
 #include "ops.hpp"
 #include "reduce.hpp"
@@ -142,6 +143,15 @@ bool same_values(const fma_node<A1, A2, A3>& a, const fma_node<B1, B2, B3>& b) {
 template <class Op, class RA, class EA, class RB, class EB>
 bool same_values(const reduce_node<Op, RA, EA>& a, const reduce_node<Op, RB, EB>& b) {
   return same_values(a.body, b.body);
+}
+template <class K, class VA, class BA, class VB, class BB>
+bool same_values(const let_node<K, VA, BA>& a, const let_node<K, VB, BB>& b) {
+  return same_values(a.value, b.value) && same_values(a.body, b.body);
+}
+/// A read of the same let: the same value (the trees compared sit in one scope).
+template <class K, class T>
+bool same_values(const let_ref<K, T>&, const let_ref<K, T>&) {
+  return true;
 }
 
 }  // namespace loom::detail

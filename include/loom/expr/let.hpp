@@ -141,5 +141,9 @@ template <class N>
 inline constexpr bool is_let = false;
 template <class K, class V, class B>
 inline constexpr bool is_let<let_node<K, V, B>> = true;
+template <class N>
+inline constexpr bool is_let_ref = false;
+template <class K, class T>
+inline constexpr bool is_let_ref<let_ref<K, T>> = true;
 
 }  // namespace loom

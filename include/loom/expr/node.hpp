@@ -64,6 +64,11 @@ struct constant : expr_node {
   void print(std::ostream& os) const { os << +value; }
 };
 
+template <class N>
+inline constexpr bool is_constant = false;
+template <class T>
+inline constexpr bool is_constant<constant<T>> = true;
+
 template <Expr E>
 std::string to_string(const E& e) {
   return detail::printed(e);

@@ -51,11 +51,6 @@ template <class L, class Of>
 inline constexpr bool all_in = false;
 template <class... V, class Of>
 inline constexpr bool all_in<meta::list<V...>, Of> = (meta::contains<Of, V> && ... && true);
-
-template <class N>
-inline constexpr bool is_constant_node = false;
-template <class T>
-inline constexpr bool is_constant_node<constant<T>> = true;
 }  // namespace loom::detail
 
 namespace loom::lower {
@@ -68,7 +63,7 @@ inline constexpr bool strip_invariant = detail::all_in<typename N::vars, Fixed> 
 /// read does not (a vector broadcasts it from memory in one instruction, and holding it instead
 /// measured slower on short rows: docs/tuning.md#strip-invariants).
 template <class N>
-inline constexpr bool does_work = !detail::is_constant_node<N> && !std::is_same_v<typename N::accesses, meta::list<N>> &&
+inline constexpr bool does_work = !is_constant<N> && !std::is_same_v<typename N::accesses, meta::list<N>> &&
                                   !(N::accesses::size == 0 && N::vars::size == 0);
 
 /// The tree with every maximal strip-invariant part replaced by its value at context c (a state

@@ -21,6 +21,7 @@
 #include "../lower/run.hpp"
 #include "arena.hpp"
 #include "hoist.hpp"
+#include "repeated.hpp"
 #include "lower.hpp"
 
 namespace loom {
@@ -1182,13 +1183,20 @@ decltype(auto) with_hoisted_pipeline(const Defs& defs, F&& f) {
 /// definition's nest that fix what it depends on (per row, for a row-wise softmax), or at root.
 /// Reductions that compute the same values (`maximum(k, X(i, k))` and `maximum(l, X(i, l))`) are
 /// one stage; when a run finds that two of the same shape read different views, each is its own.
+/// An operation on one operand written twice (a variance's `(X - mean) * (X - mean)`) evaluates
+/// it once (pipeline/repeated.hpp). Either rewrite holds only when a run finds the values the same;
+/// when one does not, the definition runs as written.
 template <class S, class Def, class F>
 decltype(auto) with_hoisted(const Def& def, F&& f) {
   const auto merged = hoist_all<true>(def);
-  if constexpr (std::tuple_size_v<decltype(merged.merged)> > 0) {
-    if (!merged.merges_hold()) return with_hoisted_pipeline<S>(hoist_all<false>(def).defs, f);
+  const auto once = repeat_once_in(merged.defs);
+  constexpr bool merges = std::tuple_size_v<decltype(merged.merged)> > 0;
+  if constexpr (merges || once.rewrites) {
+    bool hold = once.holds();
+    if constexpr (merges) hold = hold && merged.merges_hold();
+    if (!hold) return with_hoisted_pipeline<S>(hoist_all<false>(def).defs, f);
   }
-  return with_hoisted_pipeline<S>(merged.defs, f);
+  return with_hoisted_pipeline<S>(once.defs, f);
 }
 template <class S, class Def>
 void run_hoisted(const Def& def) {

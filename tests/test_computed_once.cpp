@@ -1,8 +1,11 @@
-// tests/test_strip_invariant.cpp — parts of a right side that a strip computes once
-// (lower/invariant.hpp): a row's `sqrt(v(i) + eps)`, a let whose value is fixed along the row, an
-// integer division by a per-row divisor (zero and -1 included). Each against a plain loop, over
-// shapes around every vector width, in every layout, through the default schedule and schedules
-// whose strips fix one, two or no variables; and print_loop_nest's account of what is hoisted.
+// tests/test_computed_once.cpp — values loom computes once instead of at every vector. Parts of a
+// right side that a strip computes once per row (lower/invariant.hpp): a row's `sqrt(v(i) + eps)`,
+// a let whose value is fixed along the row, an integer division by a per-row divisor (zero and -1
+// included). An operand written twice in a definition with hoisted reductions (a variance's
+// `(X - mean) * (X - mean)`: pipeline/repeated.hpp), bound once only when the run finds both the
+// same. Each against a plain loop, over shapes around every vector width, in every layout, through
+// the default schedule and schedules whose strips fix one, two or no variables; and
+// print_loop_nest's account of both.
 #include <climits>
 #include <cmath>
 
@@ -38,7 +41,7 @@ std::vector<idx_t<2>> shapes(lt::rng_t& g) {
   return s;
 }
 
-TEST_CASE("strip invariants: a row's scale and shift, computed once per row, float and double", "[strip_invariant]") {
+TEST_CASE("strip invariants: a row's scale and shift, computed once per row, float and double", "[computed_once]") {
   auto check = [&]<class T>(std::type_identity<T>) {
     auto g = lt::make_rng(lt::str("strip invariant normalize ", lt::type_name<T>()));
     for (const auto& ext : shapes(g)) {
@@ -68,7 +71,7 @@ TEST_CASE("strip invariants: a row's scale and shift, computed once per row, flo
   check(std::type_identity<double>{});
 }
 
-TEST_CASE("strip invariants: lanes along i fix j, and a part of both variables stays in the loop", "[strip_invariant]") {
+TEST_CASE("strip invariants: lanes along i fix j, and a part of both variables stays in the loop", "[computed_once]") {
   auto g = lt::make_rng("strip invariant columns");
   for (const auto& ext : shapes(g)) {
     const index_t M = ext[0], N = ext[1];
@@ -94,7 +97,7 @@ TEST_CASE("strip invariants: lanes along i fix j, and a part of both variables s
   }
 }
 
-TEST_CASE("strip invariants: integer division by a per-row divisor, zero and -1 included", "[strip_invariant]") {
+TEST_CASE("strip invariants: integer division by a per-row divisor, zero and -1 included", "[computed_once]") {
   auto g = lt::make_rng("strip invariant integer division");
   for (const auto& ext : shapes(g)) {
     const index_t M = ext[0];
@@ -138,7 +141,7 @@ TEST_CASE("strip invariants: integer division by a per-row divisor, zero and -1 
 constexpr loom::Func<float, 1, "scale"> scale;
 constexpr loom::Func<float, 2, "centred"> centred;
 
-TEST_CASE("strip invariants: an inlined stage read twice at the row's point (a let) is computed once", "[strip_invariant]") {
+TEST_CASE("strip invariants: an inlined stage read twice at the row's point (a let) is computed once", "[computed_once]") {
   auto g = lt::make_rng("strip invariant let");
   for (const auto& ext : shapes(g)) {
     const index_t M = ext[0];
@@ -166,7 +169,7 @@ TEST_CASE("strip invariants: an inlined stage read twice at the row's point (a l
   }
 }
 
-TEST_CASE("strip invariants: print_loop_nest lists what each row computes once", "[strip_invariant]") {
+TEST_CASE("strip invariants: print_loop_nest lists what each row computes once", "[computed_once]") {
   std::vector<float> storage(2 * 8 * 40 + 2 * 8);
   auto X = loom::view(storage.data(), loom::shape(8, 40), "X");
   auto Y = loom::view(storage.data() + 320, loom::shape(8, 40), "Y");
@@ -181,6 +184,84 @@ TEST_CASE("strip invariants: print_loop_nest lists what each row computes once",
   const std::string scalar = loom::print_loop_nest<loom::schedule<>>(Y(i, j) = (X(i, j) - m(i)) / sqrt(v(i) + 1.f));
   INFO(scalar);
   CHECK(scalar.find("once per row") == std::string::npos);
+}
+
+TEST_CASE("repeated operands: a variance's (X - mean) squared is computed once per element, when both are one", "[computed_once]") {
+  auto g = lt::make_rng("repeated operands");
+  for (int round = 0; round < 6; ++round) {
+    const index_t M = round == 0 ? 1 : lt::pick_size(g, 40), N = round == 1 ? 1 : lt::pick_size(g, 300);
+    INFO("M = " << M << ", N = " << N);
+    loom::Tensor<float, 2> X("X", M, N), Z("Z", M, N), Y("Y", M, N);
+    lt::fill_random(X.view(), g, -2, 2);
+    lt::fill_random(Z.view(), g, -2, 2);
+    const float a = 1.f / float(N), b = 0.5f / float(N);
+    auto mean = [&](const loom::Tensor<float, 2>& T, index_t r) {
+      double s = 0;
+      for (index_t c = 0; c < N; ++c) s += T(r, c);
+      return s;
+    };
+    // ref(p, q, c1, c2): P(i, j) * sum(k, (P(i, k) - mean_P * c1) * (Q(i, k) - mean_P * c2)), to a
+    // tolerance relative to N (the sum may cancel to near 0)
+    auto check = [&](const char* what, const auto& P, const auto& Q, double c1, double c2, bool once) {
+      INFO(what);
+      std::vector<double> ref(std::size_t(M * N));
+      for (index_t r = 0; r < M; ++r) {
+        const double m = mean(P, r);
+        double v = 0;
+        for (index_t c = 0; c < N; ++c) v += (double(P(r, c)) - m * c1) * (double(Q(r, c)) - m * c2);
+        for (index_t c = 0; c < N; ++c) ref[std::size_t(r * N + c)] = double(P(r, c)) * v;
+      }
+      const auto def = Y(i, j) = P(i, j) * sum(k, (P(i, k) - sum(l, P(i, l)) * float(c1)) * (Q(i, k) - sum(l, P(i, l)) * float(c2)));
+      const std::string nest = loom::print_loop_nest(def);
+      INFO(nest);
+      CHECK((nest.find("let twice") != std::string::npos) == once);
+      lt::fill(Y.view(), lt::sentinel<float>());
+      loom::run(def);
+      const auto r = lt::compare(Y.view(), ref, 1e-5, double(N));
+      INFO(r.message);
+      CHECK(r.ok);
+    };
+    check("the same operand twice: bound once", X, X, a, a, true);
+    check("the same shape, another constant: as written", X, X, a, b, false);
+    check("the same shape, another tensor: as written", X, Z, a, a, false);
+  }
+}
+
+TEST_CASE("repeated operands: in the output's own expression, nested, and in integers", "[computed_once]") {
+  auto g = lt::make_rng("repeated operands nested");
+  for (int round = 0; round < 6; ++round) {
+    const index_t M = round == 0 ? 1 : lt::pick_size(g, 30), N = round == 1 ? 1 : lt::pick_size(g, 200);
+    INFO("M = " << M << ", N = " << N);
+    loom::Tensor<float, 2> X("X", M, N), Y("Y", M, N);
+    loom::Tensor<std::int32_t, 2> A("A", M, N), B("B", M, N);
+    lt::fill_random(X.view(), g, -1, 1);
+    lt::fill_random(A.view(), g, -1000, 1000);
+    std::vector<double> ref(std::size_t(M * N)), iref(std::size_t(M * N));
+    for (index_t r = 0; r < M; ++r) {
+      double s = 0;
+      std::int64_t is = 0;
+      for (index_t c = 0; c < N; ++c) s += X(r, c), is += A(r, c);
+      for (index_t c = 0; c < N; ++c) {
+        const double d = double(X(r, c)) - s, sq = d * d;
+        ref[std::size_t(r * N + c)] = sq * sq;
+        const std::uint32_t e = std::uint32_t(A(r, c)) - std::uint32_t(is);
+        iref[std::size_t(r * N + c)] = double(std::int32_t(e * e + e * e));
+      }
+    }
+    const auto def = Y(i, j) = ((X(i, j) - sum(k, X(i, k))) * (X(i, j) - sum(k, X(i, k)))) *
+                               ((X(i, j) - sum(k, X(i, k))) * (X(i, j) - sum(k, X(i, k))));
+    const std::string nest = loom::print_loop_nest(def);
+    INFO(nest);
+    CHECK(nest.find("let twice") != std::string::npos);
+    loom::run(def);
+    auto r = lt::compare(Y.view(), ref, 1e-4, 1e-3);
+    INFO(r.message);
+    CHECK(r.ok);
+    loom::run(B(i, j) = (A(i, j) - sum(k, A(i, k))) * (A(i, j) - sum(k, A(i, k))) + (A(i, j) - sum(k, A(i, k))) * (A(i, j) - sum(k, A(i, k))));
+    r = lt::compare(B.view(), iref, 0);
+    INFO(r.message);
+    CHECK(r.ok);
+  }
 }
 
 }  // namespace
