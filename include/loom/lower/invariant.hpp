@@ -18,6 +18,7 @@
 #include "../core/message.hpp"
 #include "../core/meta.hpp"
 #include "../expr/let.hpp"
+#include "../expr/operands.hpp"
 #include "../expr/ops.hpp"
 #include "../expr/reduce.hpp"
 
@@ -30,22 +31,12 @@ struct reads_let_outside<let_ref<K, T>, Keys> : std::bool_constant<!meta::contai
 template <class K, class V, class B, class Keys>
 struct reads_let_outside<let_node<K, V, B>, Keys>
     : std::bool_constant<reads_let_outside<V, Keys>::value || reads_let_outside<B, meta::concat<Keys, meta::list<K>>>::value> {};
-template <class Op, class A, class Keys>
-struct reads_let_outside<unary<Op, A>, Keys> : reads_let_outside<A, Keys> {};
-template <class To, class A, class Keys>
-struct reads_let_outside<cast_node<To, A>, Keys> : reads_let_outside<A, Keys> {};
-template <class Op, class A, class B, class Keys>
-struct reads_let_outside<binary<Op, A, B>, Keys> : std::bool_constant<reads_let_outside<A, Keys>::value || reads_let_outside<B, Keys>::value> {};
-template <class Op, class A, class B, class Keys>
-struct reads_let_outside<compare<Op, A, B>, Keys> : std::bool_constant<reads_let_outside<A, Keys>::value || reads_let_outside<B, Keys>::value> {};
-template <class C, class A, class B, class Keys>
-struct reads_let_outside<select_node<C, A, B>, Keys>
-    : std::bool_constant<reads_let_outside<C, Keys>::value || reads_let_outside<A, Keys>::value || reads_let_outside<B, Keys>::value> {};
-template <class A, class B, class C, class Keys>
-struct reads_let_outside<fma_node<A, B, C>, Keys>
-    : std::bool_constant<reads_let_outside<A, Keys>::value || reads_let_outside<B, Keys>::value || reads_let_outside<C, Keys>::value> {};
 template <class Op, class RV, class E, class Keys>
 struct reads_let_outside<reduce_node<Op, RV, E>, Keys> : reads_let_outside<E, Keys> {};
+template <Operation N, class Keys>
+struct reads_let_outside<N, Keys>
+    : std::bool_constant<[]<class... A>(meta::list<A...>*) { return (reads_let_outside<A, Keys>::value || ...); }(
+          static_cast<typename operation<N>::operands*>(nullptr))> {};
 
 template <class L, class Of>
 inline constexpr bool all_in = false;
@@ -59,12 +50,11 @@ namespace loom::lower {
 template <class N, class Fixed, class Keys>
 inline constexpr bool strip_invariant = detail::all_in<typename N::vars, Fixed> && N::reductions::size == 0 &&
                                         !std::is_same_v<value_t<N>, bool> && !detail::reads_let_outside<N, Keys>::value;
-/// Whether computing N once saves work: an operation does; a constant, a let's value or a single
-/// read does not (a vector broadcasts it from memory in one instruction, and holding it instead
-/// measured slower on short rows: docs/tuning.md#strip-invariants).
+/// Whether computing N once saves work: an operation does; a single read or a tree of constants
+/// and let values does not (a vector broadcasts a read from memory in one instruction, and holding
+/// it instead measured slower on short rows: docs/tuning.md#strip-invariants).
 template <class N>
-inline constexpr bool does_work = !is_constant<N> && !std::is_same_v<typename N::accesses, meta::list<N>> &&
-                                  !(N::accesses::size == 0 && N::vars::size == 0);
+inline constexpr bool does_work = !std::is_same_v<typename N::accesses, meta::list<N>> && !(N::accesses::size == 0 && N::vars::size == 0);
 
 /// The tree with every maximal strip-invariant part replaced by its value at context c (a state
 /// whose variables of Fixed are the strip's). Keys: the lets (around the part) whose value is
@@ -80,41 +70,9 @@ struct hoist_invariants {
   // Leaves (constants, accesses, boundary reads, let_refs) and reductions stay as they are.
   template <class N, class C>
   static LOOM_INLINE N rebuild(const N& n, const C&) { return n; }
-  template <class Op, class A, class C>
-  static LOOM_INLINE auto rebuild(const unary<Op, A>& n, const C& c) {
-    auto a = apply(n.a, c);
-    return unary<Op, decltype(a)>(a);
-  }
-  template <class To, class A, class C>
-  static LOOM_INLINE auto rebuild(const cast_node<To, A>& n, const C& c) {
-    auto a = apply(n.a, c);
-    return cast_node<To, decltype(a)>(a);
-  }
-  template <class Op, class A, class B, class C>
-  static LOOM_INLINE auto rebuild(const binary<Op, A, B>& n, const C& c) {
-    auto a = apply(n.a, c);
-    auto b = apply(n.b, c);
-    return binary<Op, decltype(a), decltype(b)>(a, b);
-  }
-  template <class Op, class A, class B, class C>
-  static LOOM_INLINE auto rebuild(const compare<Op, A, B>& n, const C& c) {
-    auto a = apply(n.a, c);
-    auto b = apply(n.b, c);
-    return compare<Op, decltype(a), decltype(b)>(a, b);
-  }
-  template <class Cond, class A, class B, class C>
-  static LOOM_INLINE auto rebuild(const select_node<Cond, A, B>& n, const C& c) {
-    auto k = apply(n.cond, c);
-    auto a = apply(n.a, c);
-    auto b = apply(n.b, c);
-    return select_node<decltype(k), decltype(a), decltype(b)>(k, a, b);
-  }
-  template <class A, class B, class Cc, class C>
-  static LOOM_INLINE auto rebuild(const fma_node<A, B, Cc>& n, const C& c) {
-    auto a = apply(n.a, c);
-    auto b = apply(n.b, c);
-    auto k = apply(n.c3, c);
-    return fma_node<decltype(a), decltype(b), decltype(k)>(a, b, k);
+  template <Operation N, class C>
+  static LOOM_INLINE auto rebuild(const N& n, const C& c) {
+    return operation<N>::map(n, [&](const auto& x) LOOM_LAMBDA_INLINE { return apply(x, c); });
   }
   /// A let whose value is fixed: its value once, and its body with the let bound (parts of the
   /// body that read it can then be fixed too). Otherwise both sides on their own.
@@ -142,21 +100,9 @@ struct invariant_parts {
   }
   template <class N>
   static void children(const N&, std::vector<std::string>&) {}
-  template <class Op, class A>
-  static void children(const unary<Op, A>& n, std::vector<std::string>& out) { collect(n.a, out); }
-  template <class To, class A>
-  static void children(const cast_node<To, A>& n, std::vector<std::string>& out) { collect(n.a, out); }
-  template <class Op, class A, class B>
-  static void children(const binary<Op, A, B>& n, std::vector<std::string>& out) { collect(n.a, out), collect(n.b, out); }
-  template <class Op, class A, class B>
-  static void children(const compare<Op, A, B>& n, std::vector<std::string>& out) { collect(n.a, out), collect(n.b, out); }
-  template <class Cond, class A, class B>
-  static void children(const select_node<Cond, A, B>& n, std::vector<std::string>& out) {
-    collect(n.cond, out), collect(n.a, out), collect(n.b, out);
-  }
-  template <class A, class B, class C>
-  static void children(const fma_node<A, B, C>& n, std::vector<std::string>& out) {
-    collect(n.a, out), collect(n.b, out), collect(n.c3, out);
+  template <Operation N>
+  static void children(const N& n, std::vector<std::string>& out) {
+    operation<N>::each(n, [&](const auto& x) { collect(x, out); });
   }
   template <class K, class V, class B>
   static void children(const let_node<K, V, B>& n, std::vector<std::string>& out) {

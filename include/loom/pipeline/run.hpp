@@ -1192,7 +1192,7 @@ decltype(auto) with_hoisted(const Def& def, F&& f) {
   const auto once = repeat_once_in(merged.defs);
   constexpr bool merges = std::tuple_size_v<decltype(merged.merged)> > 0;
   if constexpr (merges || once.rewrites) {
-    bool hold = once.holds();
+    bool hold = once.holds;
     if constexpr (merges) hold = hold && merged.merges_hold();
     if (!hold) return with_hoisted_pipeline<S>(hoist_all<false>(def).defs, f);
   }
