@@ -22,7 +22,9 @@
 //     loom_pipeline_tuned the same stages computed per strip of 8 rows (split<i, 8>, at outer<i>),
 //                         e (or d) asking for the next strip's rows of X while it computes
 //                         (prefetch<i, 8, 0>), the row reductions with four accumulators a row
-//                         (vectorize<k>, unroll<outer<k>, 4>), Y's stores streamed (stream_stores<0>)
+//                         (vectorize<k>, unroll<outer<k>, 4>); softmax's e also asks for the
+//                         lines of Y the output stores (prefetch_stores<output>), layer norm's Y
+//                         is streamed (stream_stores<0>)
 //     eigen, eigen_omp    Eigen's per-row loop, on one thread / rows split over OpenMP threads
 //
 // Names: <kernel>/<impl>/threads:<T>. Counters: "GB/s" (bytes = input + output, each once, at the
@@ -416,13 +418,15 @@ void rowwise_kernel(benchmark::State& st, const std::string& name) {
                 stage<ln_var, compute_at<output, i>>, stage<output, parallel<i>, vectorize<j>>>(norm_p);
     } else if constexpr (I == rowimpl::pipeline_tuned && K == rowwise::softmax) {
       // Strips of 8 rows (one set-up of each stage per strip; 128 KiB of X and e stay in L2): e,
-      // the pass that computes most, asks for the next strip's rows of X meanwhile, so the
-      // maximum's pass finds them in cache, and the row reductions run their in-cache nest (four
-      // accumulators a row) over the strip; Y streamed past the cache.
+      // the pass that computes most, asks meanwhile for the next strip's rows of X, so the
+      // maximum's pass finds them in cache, and for the lines of Y the output pass will store
+      // (prefetch_stores), so that their reads for ownership overlap the exponentials instead of
+      // stalling the output's pass; the row reductions run their in-cache nest (four
+      // accumulators a row) over the strip.
       loom::run<stage<sm_m, compute_at<output, loom::outer<i>>, vectorize<k>, loom::unroll<loom::outer<k>, 4>>,
-                stage<sm_e, compute_at<output, loom::outer<i>>, vectorize<j>, loom::prefetch<i, 8, 0>>,
+                stage<sm_e, compute_at<output, loom::outer<i>>, vectorize<j>, loom::prefetch<i, 8, 0>, loom::prefetch_stores<output>>,
                 stage<sm_s, compute_at<output, loom::outer<i>>, vectorize<k>, loom::unroll<loom::outer<k>, 4>>,
-                stage<output, loom::split<i, 8>, parallel<loom::outer<i>>, vectorize<j>, loom::stream_stores<0>>>(soft_p);
+                stage<output, loom::split<i, 8>, parallel<loom::outer<i>>, vectorize<j>>>(soft_p);
     } else if constexpr (I == rowimpl::pipeline_tuned) {
       loom::run<stage<ln_mean, compute_at<output, loom::outer<i>>, vectorize<k>, loom::unroll<loom::outer<k>, 4>>,
                 stage<ln_d, compute_at<output, loom::outer<i>>, vectorize<j>, loom::prefetch<i, 8, 0>>,

@@ -49,7 +49,10 @@ std::string describe(extent_at_least<V, C>) {
 template <class S = auto_schedule, Definition D>
 void run(const D& def) {
   using E = detail::engine_for<S, D>;
-  if constexpr (!std::is_void_v<E>) {
+  if constexpr (detail::names_prefetch_stores<S>) {
+    // Dependent on S, so that only a schedule that names it instantiates the message.
+    detail::report_schedule<detail::names_prefetch_stores<S> ? schedule_problem::prefetch_stores_outside_pipeline : schedule_problem::none>();
+  } else if constexpr (!std::is_void_v<E>) {
     if constexpr (E::template require<S, D>()) E::template run<S>(def);
   } else if constexpr (!detail::well_formed<D>) {
     return;  // the definition's own static_assert has reported
@@ -73,10 +76,11 @@ template <class S, class Def>
 std::string print_hoisted(const Def& def);
 }  // namespace detail
 
-/// The loop nest schedule S emits for a definition, as pseudo-code (an engine's own description
-/// when one runs it; for a definition with hoisted reductions, the pipeline it runs as).
-template <class S = auto_schedule, Definition D>
-std::string print_loop_nest(const D& def) {
+namespace detail {
+/// print_loop_nest's text for a definition, or a pipeline stage's (whose schedule may name
+/// prefetch_stores).
+template <class S, Definition D>
+std::string print_nest(const D& def) {
   using E = detail::engine_for<S, D>;
   constexpr bool engine = !std::is_void_v<E>;
   constexpr schedule_problem problem = [] {
@@ -103,10 +107,24 @@ std::string print_loop_nest(const D& def) {
       return out;
     };
     return "if " + detail::describe(typename R::condition{}) + ":\n" +
-           indented(print_loop_nest<typename R::then_schedule>(def)) + "else:\n" +
-           indented(print_loop_nest<typename R::else_schedule>(def));
+           indented(print_nest<typename R::then_schedule>(def)) + "else:\n" +
+           indented(print_nest<typename R::else_schedule>(def));
   } else {
     return lower::printer<plan<D, detail::resolve_schedule<S, D>>>::print(def);
+  }
+}
+}  // namespace detail
+
+/// The loop nest schedule S emits for a definition, as pseudo-code (an engine's own description
+/// when one runs it; for a definition with hoisted reductions, the pipeline it runs as).
+template <class S = auto_schedule, Definition D>
+std::string print_loop_nest(const D& def) {
+  if constexpr (detail::names_prefetch_stores<S>) {
+    // Dependent on S, so that only a schedule that names it instantiates the message.
+    detail::report_schedule<detail::names_prefetch_stores<S> ? schedule_problem::prefetch_stores_outside_pipeline : schedule_problem::none>();
+    return {};
+  } else {
+    return detail::print_nest<S>(def);
   }
 }
 
@@ -159,7 +177,7 @@ struct pipeline_printer {
     using D = typename info<K>::def;
     using S = typename info<K>::schedule_type;
     const D& d = std::get<K>(defs);
-    std::string text = print_loop_nest<typename driver_schedule<S>::type>(d);
+    std::string text = print_nest<typename driver_schedule<S>::type>(d);
     if constexpr (has_boundary<typename D::rhs_type>)
       text = "// each box it runs over is split: the interior reads without checks, only the border slabs\n"
              "// evaluate the boundary conditions\n" + text;

@@ -52,6 +52,16 @@ consteval schedule_problem first_problem() {
   }
 }
 
+/// Whether schedule S (either branch of a specialize) names prefetch_stores, a directive of a
+/// pipeline's stage: a single definition has no consumer to ask for.
+template <class S>
+inline constexpr bool names_prefetch_stores = [] {
+  if constexpr (is_specialize<S>) return names_prefetch_stores<typename S::then_schedule> || names_prefetch_stores<typename S::else_schedule>;
+  else return false;
+}();
+template <class... Ds>
+inline constexpr bool names_prefetch_stores<schedule<Ds...>> = (plan_directives::is_prefetch_stores<Ds> || ...);
+
 /// One static_assert per schedule_problem, so a bad schedule stops the build with one message at
 /// the call of loom::run or print_loop_nest, ahead of any instantiation of the loop nest.
 template <schedule_problem P>
@@ -133,6 +143,13 @@ constexpr void report_schedule() {
   static_assert(P != prefetch_unknown_variable,
                 "loom::prefetch<V, Distance>: V is not a variable of this definition (name a variable, not a loop)");
   static_assert(P != interleave_twice, "loom::interleave: the schedule names interleave twice");
+  static_assert(P != prefetch_stores_twice, "loom::prefetch_stores: the stage names prefetch_stores twice (one consumer per stage)");
+  static_assert(P != prefetch_stores_reduction,
+                "loom::prefetch_stores<C>: this stage has a reduction; ask for the consumer's lines in a stage without "
+                "one (a reduction writes each point once, after its loop)");
+  static_assert(P != prefetch_stores_outside_pipeline,
+                "loom::prefetch_stores<C> is a directive of a pipeline's stage computed at C (loom::stage<F, "
+                "compute_at<C, Loop>, prefetch_stores<C>>), not of a single definition's schedule");
   static_assert(P != shift_inwards_illegal,
                 "loom: tail::shift_inwards is illegal here: it recomputes points, which is wrong for `+=`, for "
                 "reduction variables, when the output is the accumulator, or across a parallel loop. Use tail::guard");

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "../simd/prefetch.hpp"
+#include "store_hint.hpp"
 #include "emit.hpp"
 #include "find_reduction.hpp"
 #include "invariant.hpp"
@@ -30,9 +31,18 @@ struct leaves {
   /// copy of the nest (each copy is compile time): one predictable branch per vector, or none
   /// where the loop already knows the answer (emitter::knowing_read_ahead).
   static constexpr std::size_t n_inputs = def::rhs_type::accesses::size;
+  /// prefetch_stores<C>: where the consumer stores each point (lower/store_hint.hpp), set by
+  /// walk_nest; nothing otherwise.
+  struct no_store_hint {};
+  using store_hint = std::conditional_t<Plan::prefetches_stores, held_access<store_hint_t<typename def::lhs_type>>, no_store_hint>;
+  static store_hint unbound_store_hint() {
+    if constexpr (Plan::prefetches_stores) return store_hint_of<typename def::lhs_type>::unbound();
+    else return {};
+  }
   struct ahead_t {
     std::array<index_t, n_inputs> steps{};
     bool on = false;
+    [[no_unique_address]] store_hint writes = unbound_store_hint();
   };
   template <class A>
   static constexpr bool immediate_ahead = [] {
@@ -45,6 +55,16 @@ struct leaves {
       return bytes <= simd::prefetch_reach_floor && -bytes <= simd::prefetch_reach_floor;
     }
   }();
+  /// The inputs a leaf reads ahead: those that move along V, except, in a vectorized nest, those
+  /// the lanes do not move along (a row's m(i)): their element is the same for the whole row, and
+  /// asking for it again at every vector took a load slot per vector for one line (softmax's
+  /// exponentials' stage 1.00 -> 0.9x the time, docs/tuning.md#store-prefetch).
+  template <class A>
+  static constexpr bool reads_ahead = [] {
+    if constexpr (!meta::contains<typename A::vars, typename Plan::prefetch_var>) return false;
+    else if constexpr (Plan::vectorized) return meta::contains<typename A::vars, typename Plan::lane>;
+    else return true;
+  }();
   static ahead_t prefetch_ahead(const def& d) {
     ahead_t ahead{};
     if constexpr (Plan::prefetches) {
@@ -52,7 +72,7 @@ struct leaves {
       std::size_t n = 0;
       d.rhs.for_each_access([&](const auto& a) {
         using A = std::remove_cvref_t<decltype(a)>;
-        if constexpr (meta::contains<typename A::vars, typename Plan::prefetch_var> && !immediate_ahead<A>) {
+        if constexpr (reads_ahead<A> && !immediate_ahead<A>) {
           constexpr index_t size = index_t(sizeof(typename A::element_type));
           const index_t steps = Plan::prefetch_distance * a.template stride_of<typename Plan::prefetch_var>();
           const bool far = steps * size > reach || -steps * size > reach;
@@ -74,13 +94,19 @@ struct leaves {
       std::size_t n = 0;
       d.rhs.for_each_access([&](const auto& a) LOOM_LAMBDA_INLINE {
         using A = std::remove_cvref_t<decltype(a)>;
-        if constexpr (meta::contains<typename A::vars, V>) {
+        if constexpr (reads_ahead<A>) {
           if constexpr (immediate_ahead<A>) simd::prefetch_l2(a.address(s), Plan::prefetch_distance * A::template static_stride_of<V>);
           else simd::prefetch_l2(a.address_ahead(s, ahead.steps[n]));
         }
         ++n;
       });
     }
+  }
+
+  /// prefetch_stores<C>: asks for the line the consumer stores at this point, for writing.
+  template <class C>
+  static LOOM_INLINE void prefetch_stores(const C& s, [[maybe_unused]] const ahead_t& ahead) {
+    if constexpr (Plan::prefetches_stores) simd::prefetch_for_write(ahead.writes.a.address_ahead(s, 0));
   }
 
   /// out = rhs (or out += rhs) at one point or one vector of points. Under Rebased (a list of
@@ -120,6 +146,7 @@ struct leaves {
         else return R{d, points, stream, ahead};
       }();
       r.d.lhs.template rebase<Fixed>(s);
+      if constexpr (Plan::prefetches_stores) r.ahead.writes.a.template rebase<Fixed>(s);
       if constexpr (!R::hoists || Plan::prefetches) r.d.rhs.for_each_access([&](auto& a) LOOM_LAMBDA_INLINE { a.template rebase<Fixed>(s); });
       if constexpr (R::hoists) r.rhs.for_each_access([&](auto& a) LOOM_LAMBDA_INLINE { a.template rebase<Fixed>(s); });
       return r;
@@ -132,6 +159,7 @@ struct leaves {
     LOOM_INLINE no_carry at(const S& s, no_carry) const {
       static_assert(std::is_same_v<loom::rebased_vars<S>, Rebased>, "loom internal: a rebased leaf runs on its rebased state");
       prefetch_inputs<RA>(d, s, ahead);
+      prefetch_stores(s, ahead);
       if constexpr (is_vmode<Mode>) {
         auto v = right_side().template eval_v<Mode>(s);
         if constexpr (accumulate_output) v = d.lhs.template eval_v<Mode>(s) + v;

@@ -245,6 +245,14 @@ struct plan {
   static constexpr index_t prefetch_min_bytes = prefetching::first::min_bytes;
 
   template <class D>
+  struct is_prefetch_stores_directive : std::false_type {};
+  template <auto C>
+  struct is_prefetch_stores_directive<prefetch_stores<C>> : std::true_type {};
+  /// Each point the leaf stores also asks for the line a consumer stores there, for writing
+  /// (prefetch_stores<C>: the pipeline hands the leaf where, lower/store_hint.hpp).
+  static constexpr bool prefetches_stores = find_directive<is_prefetch_stores_directive, void>::all::size > 0;
+
+  template <class D>
   struct is_interleave_directive : std::false_type {};
   template <int P, index_t B>
   struct is_interleave_directive<interleave<P, B>> : std::true_type {};
@@ -310,6 +318,8 @@ struct plan {
     if (prefetching::all::size > 1) return P::prefetch_twice;
     if (prefetches && !meta::contains<typename Def::vars, prefetch_var>) return P::prefetch_unknown_variable;
     if (interleaving::all::size > 1) return P::interleave_twice;
+    if (find_directive<is_prefetch_stores_directive, void>::all::size > 1) return P::prefetch_stores_twice;
+    if (prefetches_stores && acc_kind != accumulation::none) return P::prefetch_stores_reduction;
     if (!tails_ok([](auto t) { return decltype(t)::shift_ok; })) return P::shift_inwards_illegal;
     if (!tails_ok([](auto t) { return decltype(t)::masked_ok; })) return P::masked_tail_not_vectorized;
     return P::none;

@@ -107,6 +107,10 @@ struct printer {
          << " ahead (into L2; " << simd::prefetch_fallback_bytes / 1024 << " KiB ahead if that is beyond half of L2) "
          << when(Plan::prefetch_min_bytes) << "\n";
     }
+    if constexpr (Plan::prefetches_stores) {
+      os << "// prefetch_stores: each point also asks for the line its consumer stores at that point, for "
+            "writing\n";
+    }
     if constexpr (Plan::interleave_parts > 1) {
       os << "// interleave: each strip's vector loop walks " << Plan::interleave_parts
          << " parts of its block at once, a vector from each in turn, " << when(Plan::interleave_min_bytes) << "\n";

@@ -171,6 +171,7 @@ void walk_nest(const Def& d, State& s, index_t points) {
   auto go = [&]<bool Contig>() {
     if constexpr (Plan::acc_kind == accumulation::none) {
       auto leaf = reading_ahead(typename L::template store<>{d, points});
+      if constexpr (Plan::prefetches_stores) leaf.ahead.writes = lower::bound_store_hint(d.lhs, starts_of(d));
       if constexpr (Plan::streams && Contig) leaf.stream = lower::reaches(bytes, Plan::stream_min_bytes, simd::streaming_threshold_bytes());
       E::template walk<scalar_mode<Contig>, 0>(std::make_index_sequence<Plan::N>{}, s, leaf, lower::no_carry{});
       if (leaf.stream) simd::stream_fence();

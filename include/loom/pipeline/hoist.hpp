@@ -24,7 +24,7 @@ namespace detail {
 /// The identity of the N-th implicit stage of a definition (printed r0, r1, ...).
 template <std::size_t N>
 struct hoisted_id {
-  static constexpr char text[] = {'r', char('0' + N % 10), N >= 10 ? char('0' + N / 10 % 10) : '\0', '\0'};
+  static constexpr char text[] = {'r', N >= 10 ? char('0' + N / 10 % 10) : char('0' + N % 10), N >= 10 ? char('0' + N % 10) : '\0', '\0'};
   static constexpr std::string_view name() { return std::string_view(text); }
 };
 

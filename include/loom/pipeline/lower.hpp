@@ -34,9 +34,35 @@ struct directives_of<Key, meta::list<stage<S, D...>, Rest...>> {
 };
 
 template <class D>
-struct is_loop_directive : std::bool_constant<!is_placement<D>> {};
+struct is_loop_directive : std::bool_constant<!is_placement<D> && !plan_directives::is_prefetch_stores<D>> {};
+
+/// Schedule S with directives D added (to both branches of a specialize).
+template <class S, class... D>
+struct with_directive;
+template <class... Ds, class... D>
+struct with_directive<schedule<Ds...>, D...> {
+  using type = schedule<Ds..., D...>;
+};
+template <class C, class T, class E, class... D>
+struct with_directive<specialize<C, T, E>, D...> {
+  using type = specialize<C, typename with_directive<T, D...>::type, typename with_directive<E, D...>::type>;
+};
+
+/// The stage a stage's prefetch_stores<C> names (its key), or void.
+template <class Dirs>
+struct prefetch_stores_consumer {
+  using type = void;
+};
+template <class D, class... Rest>
+struct prefetch_stores_consumer<meta::list<D, Rest...>> : prefetch_stores_consumer<meta::list<Rest...>> {};
+template <auto C, class... Rest>
+struct prefetch_stores_consumer<meta::list<prefetch_stores<C>, Rest...>> {
+  using type = stage_key<std::remove_cvref_t<decltype(C)>>;
+};
 template <class D>
 struct is_compute_at_t : std::bool_constant<is_compute_at<D>> {};
+template <class D>
+struct is_prefetch_stores_t : std::bool_constant<plan_directives::is_prefetch_stores<D>> {};
 template <class D>
 struct is_store_at_t : std::bool_constant<is_store_at<D>> {};
 
@@ -309,9 +335,14 @@ struct stage_info {
   using where = stage_placement<dirs, is_func, (def::reductions::size > 0),
                                 std::conditional_t<strip, strip_compute_at<typename defaults::V0>, void>>;
   using user_schedule = typename loop_schedule_of<dirs>::type;
-  using schedule_type = std::conditional_t<
+  using loop_schedule = std::conditional_t<
       !std::is_same_v<user_schedule, auto_schedule>, user_schedule,
       std::conditional_t<std::is_same_v<key, output_stage> && defaults::any_strip, typename defaults::strip_schedule, default_schedule_t<def>>>;
+  // prefetch_stores<C> goes to the leaf (lower/plan.hpp) with the loops the stage would have anyway.
+  using schedule_type = decltype([]<class... D>(meta::list<D...>*) {
+    if constexpr (sizeof...(D) == 0) return loop_schedule{};
+    else return typename with_directive<loop_schedule, D...>::type{};
+  }(static_cast<meta::filter<dirs, is_prefetch_stores_t>*>(nullptr)));
 };
 
 }  // namespace detail

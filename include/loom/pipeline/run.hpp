@@ -252,6 +252,9 @@ enum class placement_problem {
   store_other_consumer,
   store_unknown_loop,
   store_inside_compute,
+  prefetch_stores_not_at,
+  prefetch_stores_consumer_not_tensor,
+  prefetch_stores_not_pointwise,
 };
 
 template <placement_problem P>
@@ -272,6 +275,13 @@ constexpr void report_placement() {
   static_assert(P != store_without_compute_at, "loom::store_at needs a compute_at at a loop inside the store_at loop");
   static_assert(P != store_other_consumer, "loom::store_at<Consumer, Loop>: store a stage at a loop of the consumer it is computed at");
   static_assert(P != store_unknown_loop, "loom::store_at<Consumer, Loop>: Loop is not a loop of Consumer's nest (after its schedule's splits)");
+  static_assert(P != prefetch_stores_not_at,
+                "loom::prefetch_stores<C>: the stage must be computed at a loop of C (compute_at<C, Loop>)");
+  static_assert(P != prefetch_stores_consumer_not_tensor,
+                "loom::prefetch_stores<C>: C must write a tensor (loom::output, or another tensor the pipeline defines)");
+  static_assert(P != prefetch_stores_not_pointwise,
+                "loom::prefetch_stores<C>: C must read the stage only at its own point (out(i, j) = f(e(i, j), ...)), "
+                "so that each point of the stage is a point C stores");
   static_assert(P != store_inside_compute,
                 "loom::store_at<Consumer, Loop>: the storage must live at a loop outside the compute_at loop (store_at<C, "
                 "outer<y>> with compute_at<C, inner<y>>)");
@@ -330,6 +340,9 @@ struct pipeline_run {
 
   template <class Id>
   static constexpr std::size_t index_of_stage = meta::index_of<keys, Id>;
+  /// The stage whose stores stage P asks for (prefetch_stores<C>), or void.
+  template <std::size_t P>
+  using stores_consumer = typename prefetch_stores_consumer<typename info<P>::dirs>::type;
 
   /// Does stage P compute at a loop of stage K? At which level of K's loops (else -1)?
   template <std::size_t P, std::size_t K>
@@ -744,6 +757,40 @@ struct pipeline_run {
     return stage_view<P>(scratch<T, at_buffer<typename info<P>::key>>(std::max<std::size_t>(points, 1)), b);
   }
 
+  /// prefetch_stores<C>: for each stage P that asks, C's output seen at P's points, made once per
+  /// run (after an aliased output has moved to its temporary) and read by every thread.
+  struct no_hint {};
+  template <std::size_t P>
+  using hint_slot = std::conditional_t<std::is_void_v<stores_consumer<P>>, no_hint,
+                                       std::optional<lower::held_access<lower::store_hint_t<typename info<P>::def::lhs_type>>>>;
+  using hint_slots = decltype([]<std::size_t... P>(std::index_sequence<P...>) {
+    return std::tuple<hint_slot<P>...>{};
+  }(std::make_index_sequence<count>{}));
+  hint_slots hints{};
+  void make_store_hints() {
+    [&]<std::size_t... P>(std::index_sequence<P...>) {
+      (([&] {
+         if constexpr (!std::is_void_v<stores_consumer<P>>) {
+           constexpr std::size_t C = index_of_stage<stores_consumer<P>>;
+           std::get<P>(hints).emplace(lower::make_store_hint(std::get<P>(defs).lhs, std::get<C>(defs).lhs.view));
+         }
+       }()),
+       ...);
+    }(std::make_index_sequence<count>{});
+  }
+
+  /// Runs `body` (stage P's run inside consumer K's loop) with the running thread's hint set to
+  /// K's output when P asks for K's stores (prefetch_stores<K>).
+  template <std::size_t P, std::size_t K, class DP, class Body>
+  void with_store_hint(const DP&, Body&& body) const {
+    if constexpr (std::is_same_v<stores_consumer<P>, typename info<K>::key>) {
+      const lower::scoped_store_hint<typename DP::lhs_type> hint(&std::get<P>(hints)->a);
+      body();
+    } else {
+      body();
+    }
+  }
+
   /// The stages computed at level L of K's loops, as integral_constants of their positions.
   template <std::size_t K, int L, class Seq>
   struct producers_at;
@@ -827,7 +874,7 @@ struct pipeline_run {
              DP dp = std::get<P>(defs);
              dp.lhs.view = std::get<P>(vs.v).box(first, n);
              point_reads(dp, vs);
-             run_stage<P>(dp, todo, false);
+             with_store_hint<P, K>(dp, [&] { run_stage<P>(dp, todo, false); });
            } else if constexpr (at_level<P, K> == L) {
              if (!needed[Q]) {
                vs.set[P] = false;
@@ -837,7 +884,7 @@ struct pipeline_run {
              DP dp = std::get<P>(defs);
              dp.lhs.view = std::get<P>(vs.v);
              point_reads(dp, vs);
-             run_stage<P>(dp, need[Q], false);
+             with_store_hint<P, K>(dp, [&] { run_stage<P>(dp, need[Q], false); });
              vs.set[P] = true;
            }
          }()),
@@ -869,11 +916,40 @@ struct pipeline_run {
   template <std::size_t R, std::size_t P>
   static constexpr bool reads = meta::contains<read_stages_t<typename info<R>::def>, typename info<P>::key>;
 
+  /// prefetch_stores<C> on stage K: computed at C, C a tensor that reads K at its own points.
+  template <std::size_t K>
+  static constexpr placement_problem store_prefetch_problem() {
+    using C = stores_consumer<K>;
+    if constexpr (std::is_void_v<C>) {
+      return placement_problem::none;
+    } else {
+      using W = typename info<K>::where;
+      constexpr std::size_t CI = index_of_stage<C>;
+      if constexpr (W::where != placement::at || CI >= count) {
+        return placement_problem::prefetch_stores_not_at;
+      } else if constexpr (!std::is_same_v<stage_key<typename meta::at<typename W::at_list, 0>::consumer>, C>) {
+        return placement_problem::prefetch_stores_not_at;
+      } else if constexpr (info<CI>::is_func) {
+        return placement_problem::prefetch_stores_consumer_not_tensor;
+      } else {
+        using CD = typename info<CI>::def;
+        using reads = typename reads_of<typename info<K>::key, typename CD::rhs_type::accesses>::type;
+        constexpr bool pointwise = []<class... A>(meta::list<A...>*) {
+          return (identity_read<A, typename CD::lhs_type::index_types> && ...);
+        }(static_cast<reads*>(nullptr));
+        if constexpr (!pointwise) return placement_problem::prefetch_stores_not_pointwise;
+        else return placement_problem::none;
+      }
+    }
+  }
+
   template <std::size_t K>
   static constexpr placement_problem placement_of() {
     using I = info<K>;
     using W = typename I::where;
-    if constexpr (W::placements > 1) {
+    if constexpr (store_prefetch_problem<K>() != placement_problem::none) {
+      return store_prefetch_problem<K>();
+    } else if constexpr (W::placements > 1) {
       return placement_problem::two_placements;
     } else if constexpr (!I::is_func && (W::placements > 0 || W::store_list::size > 0)) {
       return placement_problem::placement_of_output;
@@ -1057,6 +1133,7 @@ struct pipeline_run {
         return std::make_pair(std::move(tmp), V{});
       }()...);
     }(std::make_index_sequence<roots::size>{});
+    make_store_hints();
     for (int r : order) run_root(r);
     [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
       (([&] {

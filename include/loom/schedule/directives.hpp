@@ -117,6 +117,25 @@ struct prefetch {
   static constexpr index_t min_bytes = MinBytes;
 };
 
+/// prefetch_stores<Consumer>: in a pipeline, for a stage computed at a loop of Consumer, which
+/// reads it at Consumer's own points: every point the stage computes also asks for the cache line
+/// Consumer will store at that point, for writing. A store to a line that is not in the cache
+/// first reads it from memory (the read-for-ownership), and a consumer that only combines values
+/// already in cache (a softmax's e(i, j) / s(i)) waits for those reads in a pass of its own;
+/// asked for while the stage computes (its exp), they overlap that arithmetic. Consumer writes a
+/// tensor; the stage has no reduction. Results never change (docs/tuning.md#store-prefetch).
+template <auto Consumer>
+struct prefetch_stores {
+  using consumer = std::remove_cvref_t<decltype(Consumer)>;
+};
+
+namespace plan_directives {
+template <class D>
+inline constexpr bool is_prefetch_stores = false;
+template <auto C>
+inline constexpr bool is_prefetch_stores<prefetch_stores<C>> = true;
+}  // namespace plan_directives
+
 /// interleave<Parts, MinBytes>: the vector loop of a strip-mined block (outer<V>, then vectorized
 /// inner<V>) walks Parts equal parts of the block at once, one vector from each in turn, then what
 /// is left. One core keeps more reads in flight on Parts streams than on one: the hardware

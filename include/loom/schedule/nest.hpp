@@ -32,7 +32,9 @@ enum class schedule_problem {
   large_blocks_reduction, large_blocks_unrolled, output_accumulator_needs_bare_reduction,
   accumulate_extremum_into_output, accumulator_block_too_large, stream_stores_twice, stream_stores_output_read,
   stream_stores_not_vectorized, prefetch_twice, prefetch_unknown_variable, interleave_twice, shift_inwards_illegal,
-  masked_tail_not_vectorized, unroll_too_large
+  masked_tail_not_vectorized, unroll_too_large, prefetch_stores_twice, prefetch_stores_reduction,
+  // the entry point of a single definition (run.hpp)
+  prefetch_stores_outside_pipeline
 };
 
 template <class Id, loop_kind K = loop_kind::serial, index_t MinPoints = 0>
@@ -366,6 +368,13 @@ struct apply<N, stream_stores<B>, T> {
 /// prefetch adds reads ahead at the leaf, not loops (lower/plan.hpp checks the variable).
 template <class N, auto V, index_t D, index_t B, class T>
 struct apply<N, prefetch<V, D, B>, T> {
+  using type = N;
+};
+
+/// prefetch_stores adds requests at the leaf, not loops (lower/plan.hpp and the pipeline check
+/// where it applies).
+template <class N, auto C, class T>
+struct apply<N, prefetch_stores<C>, T> {
   using type = N;
 };
 

@@ -44,6 +44,16 @@ LOOM_INLINE void prefetch_l2(std::uintptr_t address) {
 #endif
 }
 
+/// Asks for the line at `address` for writing (PREFETCHW where the target has it, a read
+/// prefetch into L1 elsewhere): a store to it then finds it in cache, owned.
+LOOM_INLINE void prefetch_for_write(std::uintptr_t address) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(reinterpret_cast<const void*>(address), 1, 3);
+#else
+  (void)address;
+#endif
+}
+
 /// The address of p[ahead], formed as an integer (see above).
 template <class T>
 LOOM_INLINE std::uintptr_t address_ahead(const T* p, index_t ahead) {
