@@ -3,7 +3,8 @@
 // a let whose value is fixed along the row, an integer division by a per-row divisor (zero and -1
 // included). An operand written twice in a definition with hoisted reductions (a variance's
 // `(X - mean) * (X - mean)`: pipeline/repeated.hpp), bound once only when the run finds both the
-// same. Each against a plain loop, over shapes around every vector width, in every layout, through
+// same. A reduction's body the definition computes again (a one-definition softmax's exponentials:
+// pipeline/body_stage.hpp), a stage of its own only when the run finds both the same. Each against a plain loop, over shapes around every vector width, in every layout, through
 // the default schedule and schedules whose strips fix one, two or no variables; and
 // print_loop_nest's account of both.
 #include <climits>
@@ -261,6 +262,137 @@ TEST_CASE("repeated operands: in the output's own expression, nested, and in int
     r = lt::compare(B.view(), iref, 0);
     INFO(r.message);
     CHECK(r.ok);
+  }
+}
+
+/// A row-wise softmax of P with Q in the sum, constants c1 and c2 added in the numerator's and the
+/// sum's exponent, in double: exp(P(i, j) - max_P + c1) / sum_k exp(Q(i, k) - max_P + c2).
+template <class V>
+std::vector<double> softmax_ref(const V& P, const V& Q, double c1, double c2) {
+  const index_t M = P.extent(0), N = P.extent(1);
+  std::vector<double> ref(std::size_t(M * N));
+  for (index_t r = 0; r < M; ++r) {
+    double mx = -1e300, s = 0;
+    for (index_t c = 0; c < N; ++c) mx = std::max(mx, double(P(r, c)));
+    for (index_t c = 0; c < N; ++c) s += std::exp(double(Q(r, c)) - mx + c2);
+    for (index_t c = 0; c < N; ++c) ref[std::size_t(r * N + c)] = std::exp(double(P(r, c)) - mx + c1) / s;
+  }
+  return ref;
+}
+
+TEST_CASE("reduction bodies: a softmax in one definition computes each exponential once, when both are one", "[computed_once]") {
+  auto g = lt::make_rng("reduction bodies softmax");
+  for (const auto& ext : shapes(g)) {
+    auto X = lt::random_buffer<float, 2>(ext, lt::pick_layout(g), "X", g, -3, 3);
+    auto Z = lt::random_buffer<float, 2>(ext, lt::pick_layout(g), "Z", g, -3, 3);
+    auto Y = lt::make_buffer<float, 2>(ext, lt::pick_layout(g), "Y");
+    INFO(X.describe() << "; " << Z.describe() << "; " << Y.describe());
+    const auto X2 = X.view;  // another view object of the same elements
+    auto check = [&](const char* what, const auto& P, const auto& Q, float c1, float c2, bool shared) {
+      INFO(what);
+      const auto ref = softmax_ref(P, Q, c1, c2);
+      const auto def = Y.view(i, j) = exp(P(i, j) - maximum(k, P(i, k)) + c1) / sum(k, exp(Q(i, k) - maximum(l, P(i, l)) + c2));
+      const std::string nest = loom::print_loop_nest(def);
+      INFO(nest);
+      CHECK((nest.find("r1(i) = sum(k, b1(i, k))") != std::string::npos) == shared);
+      CHECK((nest.find("b1(i, j) = exp(") != std::string::npos) == shared);
+      each_schedule([&](const char* name, auto runner) {
+        INFO("schedule: " << name);
+        lt::fill(Y.view, lt::sentinel<float>());
+        runner(def);
+        const auto r = lt::compare(Y.view, ref, 3e-6, 1e-30);
+        INFO(r.message);
+        CHECK(r.ok);
+        CHECK(Y.untouched().ok);
+      });
+    };
+    check("the sum's body is the numerator: computed once", X.view, X.view, 0.f, 0.f, true);
+    check("another view of the same elements: computed once", X.view, X2, 0.25f, 0.25f, true);
+    check("the same shape, another tensor: as written", X.view, Z.view, 0.f, 0.f, false);
+    check("the same shape, another constant: as written", X.view, X.view, 0.5f, -0.25f, false);
+  }
+}
+
+TEST_CASE("reduction bodies: a cheap body is computed again, an integer division once", "[computed_once]") {
+  auto g = lt::make_rng("reduction bodies cheap and integer");
+  for (const auto& ext : shapes(g)) {
+    const index_t N = ext[1];
+    auto X = lt::random_buffer<float, 2>(ext, lt::pick_layout(g), "X", g, -2, 2);
+    auto Y = lt::make_buffer<float, 2>(ext, lt::pick_layout(g), "Y");
+    auto A = lt::random_buffer<std::int32_t, 2>(ext, lt::pick_layout(g), "A", g, -100000, 100000);
+    auto B = lt::make_buffer<std::int32_t, 2>(ext, lt::pick_layout(g), "B");
+    INFO(X.describe() << "; " << Y.describe() << "; " << A.describe() << "; " << B.describe());
+    const auto cheap = Y.view(i, j) = X.view(i, j) * 2.f + sum(k, X.view(i, k) * 2.f);
+    const auto divided = B.view(i, j) = A.view(i, j) / 7 - sum(k, A.view(i, k) / 7);
+    const std::string cheap_nest = loom::print_loop_nest(cheap), divided_nest = loom::print_loop_nest(divided);
+    INFO(cheap_nest << divided_nest);
+    CHECK(cheap_nest.find("b0(") == std::string::npos);
+    CHECK(divided_nest.find("r0(i) = sum(k, b0(i, k))") != std::string::npos);
+    lt::fill(Y.view, lt::sentinel<float>());
+    lt::fill(B.view, lt::sentinel<std::int32_t>());
+    loom::run(cheap);
+    loom::run(divided);
+    auto ry = lt::compare(Y.view, [&](const idx_t<2>& p) {
+      double s = 0;
+      for (index_t c = 0; c < N; ++c) s += double(X.view(p[0], c)) * 2.0;
+      return double(X.view(p[0], p[1])) * 2.0 + s;
+    }, 1e-5, double(N));
+    auto rb = lt::compare(B.view, [&](const idx_t<2>& p) {
+      std::uint32_t s = 0;  // int32 sums wrap
+      for (index_t c = 0; c < N; ++c) s += std::uint32_t(A.view(p[0], c) / 7);
+      return double(std::int32_t(std::uint32_t(A.view(p[0], p[1]) / 7) - s));
+    }, 0);
+    INFO(ry.message << rb.message);
+    CHECK(ry.ok);
+    CHECK(rb.ok);
+    CHECK(Y.untouched().ok);
+    CHECK(B.untouched().ok);
+  }
+}
+
+TEST_CASE("reduction bodies: softmax along the last of three variables and along columns", "[computed_once]") {
+  using namespace loom;
+  auto g = lt::make_rng("reduction bodies rank 3 and columns");
+  for (int round = 0; round < 6; ++round) {
+    const idx_t<3> ext{lt::pick_size(g, 4), lt::pick_size(g, 9), round == 0 ? 1 : lt::pick_size(g, 80)};
+    auto A = lt::random_buffer<float, 3>(ext, lt::pick_layout(g), "A", g, -2, 2);
+    auto B = lt::make_buffer<float, 3>(ext, lt::pick_layout(g), "B");
+    INFO(A.describe() << "; " << B.describe());
+    std::vector<double> ref(std::size_t(lt::count(ext)));
+    lt::for_each_index(ext, [&](const idx_t<3>& p) {
+      double mx = -1e300, s = 0;
+      for (index_t c = 0; c < ext[2]; ++c) mx = std::max(mx, double(A.view(p[0], p[1], c)));
+      for (index_t c = 0; c < ext[2]; ++c) s += std::exp(double(A.view(p[0], p[1], c)) - mx);
+      ref[std::size_t(lt::row_major_index(ext, p))] = std::exp(double(A.view(p[0], p[1], p[2])) - mx) / s;
+    });
+    const auto def = B.view(n, i, j) = exp(A.view(n, i, j) - maximum(k, A.view(n, i, k))) / sum(k, exp(A.view(n, i, k) - maximum(l, A.view(n, i, l))));
+    const std::string nest = print_loop_nest(def);
+    INFO(nest);
+    CHECK(nest.find("= sum(k, b1(n, i, k))") != std::string::npos);
+    lt::fill(B.view, lt::sentinel<float>());
+    run(def);
+    auto r = lt::compare(B.view, ref, 3e-6, 1e-30);
+    INFO(r.message);
+    CHECK(r.ok);
+    CHECK(B.untouched().ok);
+
+    // Along columns: the reductions run over the first variable, the body's stage over (i, j).
+    const idx_t<2> e2{ext[1], ext[2]};
+    auto X = lt::random_buffer<float, 2>(e2, lt::pick_layout(g), "X", g, -2, 2);
+    auto Y = lt::make_buffer<float, 2>(e2, lt::pick_layout(g), "Y");
+    std::vector<double> cref(std::size_t(lt::count(e2)));
+    for (index_t c = 0; c < e2[1]; ++c) {
+      double mx = -1e300, s = 0;
+      for (index_t rr = 0; rr < e2[0]; ++rr) mx = std::max(mx, double(X.view(rr, c)));
+      for (index_t rr = 0; rr < e2[0]; ++rr) s += std::exp(double(X.view(rr, c)) - mx);
+      for (index_t rr = 0; rr < e2[0]; ++rr) cref[std::size_t(rr * e2[1] + c)] = std::exp(double(X.view(rr, c)) - mx) / s;
+    }
+    lt::fill(Y.view, lt::sentinel<float>());
+    run(Y.view(i, j) = exp(X.view(i, j) - maximum(k, X.view(k, j))) / sum(k, exp(X.view(k, j) - maximum(l, X.view(l, j)))));
+    r = lt::compare(Y.view, cref, 3e-6, 1e-30);
+    INFO(r.message);
+    CHECK(r.ok);
+    CHECK(Y.untouched().ok);
   }
 }
 

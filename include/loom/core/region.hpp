@@ -56,6 +56,16 @@ class region_view : public TensorView<T, Rank, dims<Rank>, Layout> {
   shape_t<Rank> origin_{};
 };
 
+/// Whether a view holds a pipeline stage's values (a Func's, or an implicit stage's), not a tensor's.
+template <class V>
+inline constexpr bool is_stage_view = false;
+template <class T, std::size_t R, class L, class Tag>
+inline constexpr bool is_stage_view<region_view<T, R, L, Tag>> = !std::is_same_v<Tag, no_stage>;
+
+/// Whether an access reads a stage.
+template <class A>
+inline constexpr bool reads_stage = is_stage_view<typename A::view_type>;
+
 template <class V>
 inline constexpr bool has_origin = false;
 template <class T, std::size_t R, class L, class Tag>

@@ -143,10 +143,6 @@ constexpr void report_schedule() {
   static_assert(P != prefetch_unknown_variable,
                 "loom::prefetch<V, Distance>: V is not a variable of this definition (name a variable, not a loop)");
   static_assert(P != interleave_twice, "loom::interleave: the schedule names interleave twice");
-  static_assert(P != prefetch_stores_twice, "loom::prefetch_stores: the stage names prefetch_stores twice (one consumer per stage)");
-  static_assert(P != prefetch_stores_reduction,
-                "loom::prefetch_stores<C>: this stage has a reduction; ask for the consumer's lines in a stage without "
-                "one (a reduction writes each point once, after its loop)");
   static_assert(P != prefetch_stores_outside_pipeline,
                 "loom::prefetch_stores<C> is a directive of a pipeline's stage computed at C (loom::stage<F, "
                 "compute_at<C, Loop>, prefetch_stores<C>>), not of a single definition's schedule");

@@ -318,8 +318,6 @@ struct plan {
     if (prefetching::all::size > 1) return P::prefetch_twice;
     if (prefetches && !meta::contains<typename Def::vars, prefetch_var>) return P::prefetch_unknown_variable;
     if (interleaving::all::size > 1) return P::interleave_twice;
-    if (find_directive<is_prefetch_stores_directive, void>::all::size > 1) return P::prefetch_stores_twice;
-    if (prefetches_stores && acc_kind != accumulation::none) return P::prefetch_stores_reduction;
     if (!tails_ok([](auto t) { return decltype(t)::shift_ok; })) return P::shift_inwards_illegal;
     if (!tails_ok([](auto t) { return decltype(t)::masked_ok; })) return P::masked_tail_not_vectorized;
     return P::none;

@@ -102,7 +102,8 @@ struct printer {
       }
     }
     if constexpr (Plan::prefetches) {
-      os << "// prefetch: every input read along " << Plan::prefetch_var::name() << " also asks for the element "
+      os << "// prefetch: every input read along " << Plan::prefetch_var::name()
+         << (Plan::vectorized ? " (and along the lanes)" : "") << " also asks for the element "
          << Plan::prefetch_distance << " steps of " << Plan::prefetch_var::name()
          << " ahead (into L2; " << simd::prefetch_fallback_bytes / 1024 << " KiB ahead if that is beyond half of L2) "
          << when(Plan::prefetch_min_bytes) << "\n";

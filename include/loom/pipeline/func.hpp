@@ -40,13 +40,4 @@ struct Func {
   }
 };
 
-/// Whether an access (or view) belongs to a Func stage, and which.
-template <class V>
-inline constexpr bool is_stage_view = false;
-template <class T, std::size_t R, class L, class Tag>
-inline constexpr bool is_stage_view<region_view<T, R, L, Tag>> = !std::is_same_v<Tag, no_stage>;
-
-template <class A>
-inline constexpr bool reads_stage = is_stage_view<typename A::view_type>;
-
 }  // namespace loom

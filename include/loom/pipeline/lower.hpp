@@ -36,6 +36,24 @@ struct directives_of<Key, meta::list<stage<S, D...>, Rest...>> {
 template <class D>
 struct is_loop_directive : std::bool_constant<!is_placement<D> && !plan_directives::is_prefetch_stores<D>> {};
 
+/// Schedule S without stream_stores (in both branches of a specialize): for a stage whose values
+/// are read again from cache, however large the tensors its run reads.
+template <class S>
+struct without_streaming;
+template <class... Ds>
+struct without_streaming<schedule<Ds...>> {
+  template <class D>
+  struct keep : std::true_type {};
+  template <index_t B>
+  struct keep<stream_stores<B>> : std::false_type {};
+  using type = decltype([]<class... K>(meta::list<K...>*) { return schedule<K...>{}; }(
+      static_cast<meta::filter<meta::list<Ds...>, keep>*>(nullptr)));
+};
+template <class C, class T, class E>
+struct without_streaming<specialize<C, T, E>> {
+  using type = specialize<C, typename without_streaming<T>::type, typename without_streaming<E>::type>;
+};
+
 /// Schedule S with directives D added (to both branches of a specialize).
 template <class S, class... D>
 struct with_directive;

@@ -20,6 +20,7 @@
 #include "../lower/check.hpp"
 #include "../lower/run.hpp"
 #include "arena.hpp"
+#include "body_stage.hpp"
 #include "hoist.hpp"
 #include "repeated.hpp"
 #include "lower.hpp"
@@ -255,6 +256,8 @@ enum class placement_problem {
   prefetch_stores_not_at,
   prefetch_stores_consumer_not_tensor,
   prefetch_stores_not_pointwise,
+  prefetch_stores_reduction,
+  prefetch_stores_twice,
 };
 
 template <placement_problem P>
@@ -279,6 +282,10 @@ constexpr void report_placement() {
                 "loom::prefetch_stores<C>: the stage must be computed at a loop of C (compute_at<C, Loop>)");
   static_assert(P != prefetch_stores_consumer_not_tensor,
                 "loom::prefetch_stores<C>: C must write a tensor (loom::output, or another tensor the pipeline defines)");
+  static_assert(P != prefetch_stores_twice, "loom::prefetch_stores: the stage names prefetch_stores twice (one consumer per stage)");
+  static_assert(P != prefetch_stores_reduction,
+                "loom::prefetch_stores<C>: this stage has a reduction; ask for the consumer's lines in a stage without "
+                "one (a reduction writes each point once, after its loop)");
   static_assert(P != prefetch_stores_not_pointwise,
                 "loom::prefetch_stores<C>: C must read the stage only at its own point (out(i, j) = f(e(i, j), ...)), "
                 "so that each point of the stage is a point C stores");
@@ -922,6 +929,8 @@ struct pipeline_run {
     using C = stores_consumer<K>;
     if constexpr (std::is_void_v<C>) {
       return placement_problem::none;
+    } else if constexpr (meta::filter<typename info<K>::dirs, is_prefetch_stores_t>::size > 1) {
+      return placement_problem::prefetch_stores_twice;
     } else {
       using W = typename info<K>::where;
       constexpr std::size_t CI = index_of_stage<C>;
@@ -931,6 +940,8 @@ struct pipeline_run {
         return placement_problem::prefetch_stores_not_at;
       } else if constexpr (info<CI>::is_func) {
         return placement_problem::prefetch_stores_consumer_not_tensor;
+      } else if constexpr (info<K>::def::reductions::size > 0) {
+        return placement_problem::prefetch_stores_reduction;
       } else {
         using CD = typename info<CI>::def;
         using reads = typename reads_of<typename info<K>::key, typename CD::rhs_type::accesses>::type;
@@ -1193,8 +1204,9 @@ inline constexpr index_t hoisted_strip_rows = 8;
 /// The default schedule of a definition whose reductions are hoisted: its own default, unless it
 /// puts the lanes along its last variable (row-major rows) with two variables or more; then
 /// strips of hoisted_strip_rows rows of its first variable, in parallel, lanes along the last,
-/// and (for `=`) stores streamed once the run outgrows the cache.
-template <class Main>
+/// and (for `=`, unless a stage asks for its lines: AsksStores) stores streamed once the run
+/// outgrows the cache.
+template <class Main, bool AsksStores = false>
 struct hoisted_default {
   using base = default_schedule_t<Main>;
   using pure = typename Main::pure_vars;
@@ -1206,19 +1218,75 @@ struct hoisted_default {
       using VL = meta::at<pure, pure::size - 1>;
       using P = plan<Main, typename driver_schedule<base>::type>;
       if constexpr (!P::vectorized || !std::is_same_v<root_var_t<typename P::lane>, VL>) return base{};
-      else if constexpr (!std::is_same_v<typename Main::mode, assign_set>)
+      else if constexpr (!std::is_same_v<typename Main::mode, assign_set> || AsksStores)
         return schedule<split<V0{}, hoisted_strip_rows>, parallel<outer_loop<V0>{}>, vectorize<VL{}>>{};
       else  // the output is written once: past the cache, without reading its lines first
         return schedule<split<V0{}, hoisted_strip_rows>, parallel<outer_loop<V0>{}>, vectorize<VL{}>, stream_stores<>>{};
     }
   }());
+  /// Whether it runs strips of hoisted_strip_rows rows of the first variable.
+  static constexpr bool strips = !std::is_same_v<type, base>;
 };
-template <class Main>
-using hoisted_default_t = typename hoisted_default<Main>::type;
+template <class Main, bool AsksStores = false>
+using hoisted_default_t = typename hoisted_default<Main, AsksStores>::type;
 
-/// The variables the implicit stages of a hoisted definition are indexed by (all of them).
+/// The stage<...> of implicit stage Key (definition D) placed at Place. A reduction body's stage
+/// (body_stage.hpp) that the definition reads at its own points, computed inside its loops, asks
+/// for the lines the definition stores there (prefetch_stores), and, computed per strip of
+/// StripRows rows of V0 (0: not in strips), for the next strip's inputs: it computes the most, so
+/// those reads hide behind its arithmetic and the first reduction's pass finds them in cache.
+template <class Key, class D, class Place, bool AsksStores, class V0, index_t StripRows>
+struct implicit_stage {
+  using type = stage<Key{}, Place>;
+};
+/// A reduction's stage beside a body's stage that reads the next strip ahead (InCache): its input
+/// is in cache by then, so a row at a time with four accumulators (the in-cache nest of
+/// docs/tuning.md#tight-reductions) rather than the default's rows read from memory together.
+template <class Key, class D, class Place, class V0>
+struct implicit_stage<Key, D, Place, false, V0, -1> {
+  template <class R>
+  struct one_var : std::false_type {};
+  template <class Op, class K, class B>
+  struct one_var<reduce_node<Op, meta::list<K>, B>> : std::true_type {
+    using var = K;
+  };
+  static auto pick() {
+    if constexpr (!one_var<typename D::rhs_type>::value) {
+      return stage<Key{}, Place>{};
+    } else {
+      using K = typename one_var<typename D::rhs_type>::var;
+      using P = plan<D, typename driver_schedule<default_schedule_t<D>>::type>;
+      if constexpr (!P::vectorized || !std::is_same_v<root_var_t<typename P::lane>, K>) return stage<Key{}, Place>{};
+      else return stage<Key{}, Place, schedule<vectorize<K{}>, unroll<outer_loop<K>{}, 4>>>{};
+    }
+  }
+  using type = decltype(pick());
+};
+template <class Key, class D, class Place, class V0, index_t StripRows>
+struct implicit_stage<Key, D, Place, true, V0, StripRows> {
+  // Its values are read again from cache (by the reduction and the definition): never streamed,
+  // however large the tensors it reads (stream_stores counts their whole views).
+  using own = typename without_streaming<default_schedule_t<D>>::type;
+  using ahead = std::conditional_t<StripRows == 0 || !meta::contains<typename D::pure_vars, V0>, own,
+                                   typename with_directive<own, prefetch<V0{}, std::max<index_t>(StripRows, 1), 0>>::type>;
+  using type = stage<Key{}, Place, ahead, prefetch_stores<output>>;
+};
+
+/// Whether implicit stage Key is a reduction body's stage that Main reads only at its own points.
+template <class Key, class Main>
+inline constexpr bool body_read_in_place = false;
+template <std::size_t N, class Main>
+inline constexpr bool body_read_in_place<body_id<N>, Main> = []<class... A>(meta::list<A...>*) {
+  return sizeof...(A) > 0 && (identity_read<A, typename Main::lhs_type::index_types> && ...);
+}(static_cast<typename reads_of<body_id<N>, typename Main::rhs_type::accesses>::type*>(nullptr));
+
+/// The variables the implicit stages of a hoisted definition are indexed by (all of them), but a
+/// reduction body's stage (body_stage.hpp): it is computed wherever its reduction is, over the
+/// points of the definition that iteration covers.
+template <class H>
+using hoisted_index_vars = std::conditional_t<is_body_key<written_stage_t<H>>, meta::list<>, typename H::lhs_type::index_types>;
 template <class... H>
-using hoisted_vars = meta::unique<meta::concat<meta::list<>, typename H::lhs_type::index_types...>>;
+using hoisted_vars = meta::unique<meta::concat<meta::list<>, hoisted_index_vars<H>...>>;
 
 /// f.template operator()<Stages...>(pipe) on the pipeline a hoisted definition became (defs: its
 /// implicit stages, then itself) and the schedule it runs under: each implicit stage at the outer
@@ -1228,7 +1296,10 @@ template <class S, class Defs, class F>
 decltype(auto) with_hoisted_pipeline(const Defs& defs, F&& f) {
   constexpr std::size_t n = std::tuple_size_v<Defs> - 1;
   using Main = std::tuple_element_t<n, Defs>;
-  using MS = std::conditional_t<std::is_same_v<S, auto_schedule>, hoisted_default_t<Main>, S>;
+  constexpr bool body_in_place = []<std::size_t... K>(std::index_sequence<K...>) {
+    return (body_read_in_place<written_stage_t<std::tuple_element_t<K, Defs>>, Main> || ...);
+  }(std::make_index_sequence<n>{});
+  using MS = std::conditional_t<std::is_same_v<S, auto_schedule>, hoisted_default_t<Main, body_in_place>, S>;
   using used = decltype([]<std::size_t... K>(std::index_sequence<K...>) {
     return hoisted_vars<std::tuple_element_t<K, Defs>...>{};
   }(std::make_index_sequence<n>{}));
@@ -1249,7 +1320,16 @@ decltype(auto) with_hoisted_pipeline(const Defs& defs, F&& f) {
       [&](const auto&... d) -> decltype(auto) {
         Pipeline<std::remove_cvref_t<decltype(d)>...> pipe(d...);
         return [&]<std::size_t... K>(std::index_sequence<K...>) -> decltype(auto) {
-          return f.template operator()<stage<hoisted_id<K>{}, Place>..., stage<output, MS>>(pipe);
+          using V0 = meta::at<typename Main::pure_vars, 0>;
+          constexpr index_t strip_rows = std::is_same_v<S, auto_schedule> && hoisted_default<Main, true>::strips ? hoisted_strip_rows : 0;
+          return f.template operator()<
+              typename implicit_stage<written_stage_t<std::tuple_element_t<K, Defs>>, std::tuple_element_t<K, Defs>, Place,
+                                      level >= 0 && body_read_in_place<written_stage_t<std::tuple_element_t<K, Defs>>, Main>, V0,
+                                      (body_in_place && level >= 0 && strip_rows > 0 &&
+                                       !body_read_in_place<written_stage_t<std::tuple_element_t<K, Defs>>, Main>)
+                                          ? index_t(-1)
+                                          : strip_rows>::type...,
+              stage<output, MS>>(pipe);
         }(std::make_index_sequence<n>{});
       },
       defs);
@@ -1267,13 +1347,14 @@ template <class S, class Def, class F>
 decltype(auto) with_hoisted(const Def& def, F&& f) {
   const auto merged = hoist_all<true>(def);
   const auto once = repeat_once_in(merged.defs);
+  const auto shared = share_body(once.defs);
   constexpr bool merges = std::tuple_size_v<decltype(merged.merged)> > 0;
-  if constexpr (merges || once.rewrites) {
-    bool hold = once.holds;
+  if constexpr (merges || once.rewrites || shared.rewrites) {
+    bool hold = once.holds && shared.holds;
     if constexpr (merges) hold = hold && merged.merges_hold();
     if (!hold) return with_hoisted_pipeline<S>(hoist_all<false>(def).defs, f);
   }
-  return with_hoisted_pipeline<S>(once.defs, f);
+  return with_hoisted_pipeline<S>(shared.defs, f);
 }
 template <class S, class Def>
 void run_hoisted(const Def& def) {
