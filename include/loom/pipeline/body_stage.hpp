@@ -34,10 +34,7 @@ namespace loom::detail {
 
 /// The stage holding the body of implicit stage N (printed b0, b1, ...).
 template <std::size_t N>
-struct body_id {
-  static constexpr char text[] = {'b', N >= 10 ? char('0' + N / 10 % 10) : char('0' + N % 10), N >= 10 ? char('0' + N % 10) : '\0', '\0'};
-  static constexpr std::string_view name() { return std::string_view(text); }
-};
+struct body_id : stage_label<'b', N> {};
 template <std::size_t N>
 inline constexpr bool is_hoisted_key<body_id<N>> = true;
 template <class K>
@@ -122,21 +119,10 @@ struct body_search {
   static constexpr std::size_t n = std::tuple_size_v<Defs> - 1;
   using Main = std::tuple_element_t<n, Defs>;
 
-  template <class R>
-  struct reduction_parts {
-    static constexpr bool one_variable = false;
-  };
-  template <class Op, class K, class B>
-  struct reduction_parts<reduce_node<Op, meta::list<K>, B>> {
-    static constexpr bool one_variable = true;
-    using var = K;
-    using body = B;
-  };
-
   template <std::size_t Q, class V>
   static constexpr bool matches = [] {
     using H = std::tuple_element_t<Q, Defs>;
-    using P = reduction_parts<typename H::rhs_type>;
+    using P = single_reduction<typename H::rhs_type>;
     if constexpr (!P::one_variable) {
       return false;
     } else {
@@ -193,8 +179,8 @@ auto share_body(const std::tuple<D...>& defs) {
     using Main = typename S::Main;
     using H = std::tuple_element_t<Q, Defs>;
     using V = meta::at<typename Main::pure_vars, S::where.v>;
-    using K = typename S::template reduction_parts<typename H::rhs_type>::var;
-    using B = typename S::template reduction_parts<typename H::rhs_type>::body;
+    using K = typename single_reduction<typename H::rhs_type>::var;
+    using B = typename single_reduction<typename H::rhs_type>::body;
     using Map = bound_vars<meta::list<K>, meta::list<V>>;
     // The stage's variables: the definition's own that the body uses (K named V), in its order.
     using U = typename H::lhs_type::index_types;

@@ -21,11 +21,28 @@ namespace loom {
 
 namespace detail {
 
+/// The printed name of an implicit stage: Letter then N (below 100) in decimal.
+template <char Letter, std::size_t N>
+struct stage_label {
+  static_assert(N < 100, "loom internal: at most 100 implicit stages of one kind");
+  static constexpr char text[] = {Letter, N >= 10 ? char('0' + N / 10) : char('0' + N), N >= 10 ? char('0' + N % 10) : '\0', '\0'};
+  static constexpr std::string_view name() { return std::string_view(text); }
+};
+
 /// The identity of the N-th implicit stage of a definition (printed r0, r1, ...).
 template <std::size_t N>
-struct hoisted_id {
-  static constexpr char text[] = {'r', N >= 10 ? char('0' + N / 10 % 10) : char('0' + N % 10), N >= 10 ? char('0' + N % 10) : '\0', '\0'};
-  static constexpr std::string_view name() { return std::string_view(text); }
+struct hoisted_id : stage_label<'r', N> {};
+
+/// A reduction over one variable: its variable and body (one_variable false for anything else).
+template <class R>
+struct single_reduction {
+  static constexpr bool one_variable = false;
+};
+template <class Op, class K, class B>
+struct single_reduction<reduce_node<Op, meta::list<K>, B>> {
+  static constexpr bool one_variable = true;
+  using var = K;
+  using body = B;
 };
 
 template <class K>

@@ -1244,17 +1244,11 @@ struct implicit_stage {
 /// docs/tuning.md#tight-reductions) rather than the default's rows read from memory together.
 template <class Key, class D, class Place, class V0>
 struct implicit_stage<Key, D, Place, false, V0, -1> {
-  template <class R>
-  struct one_var : std::false_type {};
-  template <class Op, class K, class B>
-  struct one_var<reduce_node<Op, meta::list<K>, B>> : std::true_type {
-    using var = K;
-  };
   static auto pick() {
-    if constexpr (!one_var<typename D::rhs_type>::value) {
+    if constexpr (!single_reduction<typename D::rhs_type>::one_variable) {
       return stage<Key{}, Place>{};
     } else {
-      using K = typename one_var<typename D::rhs_type>::var;
+      using K = typename single_reduction<typename D::rhs_type>::var;
       using P = plan<D, typename driver_schedule<default_schedule_t<D>>::type>;
       if constexpr (!P::vectorized || !std::is_same_v<root_var_t<typename P::lane>, K>) return stage<Key{}, Place>{};
       else return stage<Key{}, Place, schedule<vectorize<K{}>, unroll<outer_loop<K>{}, 4>>>{};
