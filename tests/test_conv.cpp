@@ -208,7 +208,7 @@ conv_case random_depthwise_case(lt::rng_t& g, index_t C, index_t multiplier) {
 template <class T>
 void random_cases(const char* key, int cases) {
   auto g = lt::make_rng(key);
-  for (int n = 0; n < cases; ++n) {
+  for (int n = 0, all = lt::cases_per_schedule(cases); n < all; ++n) {
     const conv_case cs = random_dense_case(g);
     check_case<T>(g, cs, true, n % 2 == 1, n % 3 == 2);
   }

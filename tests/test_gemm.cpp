@@ -111,7 +111,7 @@ gemm_case random_case(lt::rng_t& g, index_t hi) {
 template <class Policy, class T>
 void random_gemms(const char* key, int cases, index_t hi) {
   auto g = lt::make_rng(key);
-  for (int n = 0; n < cases; ++n) {
+  for (int n = 0, all = lt::cases_per_schedule(cases); n < all; ++n) {
     auto d = make_gemm<T>(g, random_case<T>(g, hi));
     loom::gemm<Policy>(d.C.view, d.A.view, d.B.view, T(d.shape.alpha), T(d.shape.beta));
     const auto r = check_gemm(d);

@@ -41,7 +41,8 @@ struct sub { static constexpr const char* sym = "-";
 struct mul { static constexpr const char* sym = "*";
   template <class T> static LOOM_INLINE T apply(const T& a, const T& b) {
     if constexpr (std::is_integral_v<T>) return static_cast<T>(detail::wrap_t<T>(a) * detail::wrap_t<T>(b));
-    else return a * b; } };
+    else if constexpr (std::is_arithmetic_v<T> || simd::is_lanes<T>) return a * b;
+    else return simd::multiply_part(a, b); } };
 // Integer division by an expression: simd::divide (in float or double lanes, exact; a zero
 // divisor gives 0, so the zero lanes of a masked tail cannot trap). By a scalar: binary below.
 struct div { static constexpr const char* sym = "/";

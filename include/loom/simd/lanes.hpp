@@ -94,6 +94,20 @@ LOOM_INLINE void store_low(void* p, __m128i r) {
 }
 }  // namespace detail
 
+/// x * y in one register, wrapping around in signed integer lanes as loom's integers do: without
+/// AVX-512, xsimd 8.1 multiplies 64-bit lanes one at a time in T, a signed overflow (undefined
+/// behaviour, reported by UBSan); the same bits multiplied as unsigned lanes wrap.
+template <class B>
+LOOM_INLINE B multiply_part(const B& x, const B& y) {
+  using T = typename B::value_type;
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = xsimd::batch<std::make_unsigned_t<T>, typename B::arch_type>;
+    return xsimd::bitwise_cast<B>(xsimd::bitwise_cast<U>(x) * xsimd::bitwise_cast<U>(y));
+  } else {
+    return x * y;
+  }
+}
+
 /// f applied to each register of lanes (to a batch itself: one register). f maps parts to parts
 /// (batches or batch_bools) of the same lane count; the result has the matching lanes type.
 template <class F, class V, class... R>
@@ -191,7 +205,7 @@ struct lanes {
     return per_part([](const auto& x, const auto& y) { return x - y; }, a, b);
   }
   friend LOOM_INLINE lanes operator*(const lanes& a, const lanes& b) {
-    return per_part([](const auto& x, const auto& y) { return x * y; }, a, b);
+    return per_part([](const auto& x, const auto& y) { return multiply_part(x, y); }, a, b);
   }
   // Floating point only: integer lanes divide through loom's op::div (simd/divide.hpp).
   friend LOOM_INLINE lanes operator/(const lanes& a, const lanes& b) {

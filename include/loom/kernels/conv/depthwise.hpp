@@ -308,7 +308,7 @@ bool depthwise_planes_apply(const conv2d_shape& s, const strided4<const T>& in, 
 
 /// Lanes K .. K + W - 1 of the 2W lanes a, b (a first).
 template <int K, class B>
-LOOM_INLINE B lanes_from(const B& a, const B& b) {
+LOOM_INLINE B lanes_from(const B& a, [[maybe_unused]] const B& b) {  // (b unused without AVX-512)
 #if defined(__AVX512F__)
   if constexpr (sizeof(typename B::value_type) == 4)
     return B(_mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(b), _mm512_castps_si512(a), K)));
