@@ -101,11 +101,13 @@ struct default_policy_for<double, 8> {
   using type = gemm_policy<double, 8, 3, 512, 8 * 21, 2016, 8>;
 };
 // AVX2 (16 ymm registers): 6 rows x 2 vectors = 12 accumulators + 2 + 1 = 15 registers.
-//  KC = 256: B sliver 256 x 16 x 4 B = 16 KiB (float); MC = 6 * 40: A block 240 KiB (for L2s of
-//  256 KiB-1 MiB).
+//  KC = 576 rather than the textbook 256, as on AVX-512: each K block costs a pass over C and a
+//  repack, and the B sliver (576 x 16 x 4 B = 36 KiB) is served from L2 as well as from L1 at two
+//  loads per 12 FMAs; 576 = 9 x 64 runs a 3x3 convolution over 64k channels in whole blocks.
+//  MC = 6 * 18: an A block of 243 KiB, about half of a 512 KiB L2 (Zen 2/3; docs/tuning.md#gemm-blocking).
 template <>
 struct default_policy_for<float, 8> {
-  using type = gemm_policy<float, 6, 2, 256, 6 * 40, 4096, 8>;
+  using type = gemm_policy<float, 6, 2, 576, 6 * 18, 4096, 8>;
 };
 template <>
 struct default_policy_for<double, 4> {
