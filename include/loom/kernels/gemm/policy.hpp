@@ -109,9 +109,11 @@ template <>
 struct default_policy_for<float, 8> {
   using type = gemm_policy<float, 6, 2, 576, 6 * 18, 4096, 8>;
 };
+// double: KC = 512 and MC = 6 * 11, an A block of 264 KiB (about half of Zen 3's L2) and a 32 KiB
+// B sliver (docs/tuning.md#gemm-blocking).
 template <>
 struct default_policy_for<double, 4> {
-  using type = gemm_policy<double, 6, 2, 192, 6 * 32, 2048, 4>;
+  using type = gemm_policy<double, 6, 2, 512, 6 * 11, 2048, 4>;
 };
 // SSE (16 xmm registers): as AVX2, at half the width.
 template <>
