@@ -101,21 +101,21 @@ struct default_policy_for<double, 8> {
   using type = gemm_policy<double, 8, 3, 512, 8 * 21, 2016, 8>;
 };
 // AVX2 (16 ymm registers): 6 rows x 2 vectors = 12 accumulators + 2 + 1 = 15 registers.
-//  KC = 576 rather than the textbook 256, as on AVX-512: each K block costs a pass over C and a
-//  repack, and the B sliver (576 x 16 x 4 B = 36 KiB) is served from L2 as well as from L1 at two
-//  loads per 12 FMAs; 576 = 9 x 64 runs a 3x3 convolution over 64k channels in whole blocks.
-//  MC = 6 * 18: an A block of 243 KiB, about half of a 512 KiB L2 (Zen 2/3; docs/tuning.md#gemm-blocking).
+//  KC longer than the textbook 256, as on AVX-512: each K block costs a pass over C and a repack,
+//  and two loads of B per 12 FMAs are served from L2 as well as from L1; 576 = 9 x 64 keeps a 3x3
+//  convolution's K over 64k channels in whole blocks. MC: the A block in about half of the L2 of
+//  the AVX2 parts loom targets. Measurements: docs/tuning.md#gemm-blocking.
 template <>
 struct default_policy_for<float, 8> {
   using type = gemm_policy<float, 6, 2, 576, 6 * 18, 4096, 8>;
 };
-// double: KC = 512 and MC = 6 * 11, an A block of 264 KiB (about half of Zen 3's L2) and a 32 KiB
-// B sliver (docs/tuning.md#gemm-blocking).
+// double: the same reasoning; MC keeps 64 rows (11 slivers) in one block. docs/tuning.md#gemm-blocking.
 template <>
 struct default_policy_for<double, 4> {
   using type = gemm_policy<double, 6, 2, 512, 6 * 11, 2048, 4>;
 };
-// SSE (16 xmm registers): as AVX2, at half the width.
+// SSE (16 xmm registers): AVX2's tile at half the width, with the textbook blocking (not measured
+// on an SSE-only part).
 template <>
 struct default_policy_for<float, 4> {
   using type = gemm_policy<float, 6, 2, 256, 6 * 40, 4096, 4>;
