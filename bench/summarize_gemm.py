@@ -23,6 +23,8 @@ def runs(path):
     (bench_peak, whose key has an empty third part). Shared with plot_roofline.py.
     """
     out = {}
+    if os.path.getsize(path) == 0:  # a binary whose filter matched nothing writes no JSON
+        return out
     with open(path) as fh:
         data = json.load(fh)
     for r in data.get("benchmarks", []):

@@ -264,3 +264,61 @@ TEST_CASE("conv layout: NCHW in and out, depthwise and grouped, bit for bit the 
   cs.N = 1, cs.H = 7, cs.W = 7, cs.C = 6, cs.CO = 14, cs.groups = 2, cs.K = 3, cs.pad = 1, cs.stride = 2;
   check_conv(g, cs, layouts);
 }
+
+TEST_CASE("conv layout: 1 x 1 over images one row high, their pixels not evenly spaced", "[conv][layout]") {
+  // With H = 1 the row stride says nothing: images a width crop apart (sn == sh == W' C > W C) are
+  // not W pixels apart, and the GEMM shortcut must not take them (it read and wrote the wrong
+  // pixels, outside the output view too). Checked against a plain loop, the storage around the
+  // output's view untouched.
+  auto g = lt::make_rng("conv layout 1x1 uneven images");
+  struct shape {
+    index_t N, W, C, CO, in_row, out_row, out_sw;  // in: (N, 1, W, C) inside rows of in_row floats
+  };
+  for (const shape& sh : {shape{2, 3, 4, 6, 20, 30, 6}, shape{3, 1, 4, 5, 16, 7, 5}, shape{2, 5, 3, 3, 24, 18, 3}}) {
+    std::vector<float> in_store(std::size_t(sh.N * sh.in_row)), out_store(std::size_t(sh.N * sh.out_row), -9.f), w_store(std::size_t(sh.C * sh.CO));
+    for (auto& v : in_store) v = float(std::uniform_real_distribution<double>(-1, 1)(g));
+    for (auto& v : w_store) v = float(std::uniform_real_distribution<double>(-1, 1)(g));
+    view4<float> in(in_store.data(), loom::dims<4>(sh.N, 1, sh.W, sh.C), loom::strides_t<4>{sh.in_row, sh.in_row, sh.C, 1}, "in");
+    view4<float> out(out_store.data(), loom::dims<4>(sh.N, 1, sh.W, sh.CO), loom::strides_t<4>{sh.out_row, sh.out_row, sh.out_sw, 1}, "out");
+    view4<float> w(w_store.data(), loom::dims<4>(1, 1, sh.C, sh.CO), "w");
+    loom::conv2d(out, in, w, loom::conv2d_params{});
+    INFO("N " << sh.N << " W " << sh.W << " C " << sh.C << " CO " << sh.CO);
+    std::vector<bool> inside(out_store.size(), false);
+    for (index_t n = 0; n < sh.N; ++n)
+      for (index_t x = 0; x < sh.W; ++x)
+        for (index_t co = 0; co < sh.CO; ++co) {
+          double want = 0;
+          for (index_t c = 0; c < sh.C; ++c) want += double(in(n, 0, x, c)) * w(0, 0, c, co);
+          CHECK(std::abs(out(n, 0, x, co) - want) <= 1e-5 * (1 + std::abs(want)));
+          inside[std::size_t(n * sh.out_row + x * sh.out_sw + co)] = true;
+        }
+    for (std::size_t q = 0; q < out_store.size(); ++q)
+      if (!inside[q]) CHECK(out_store[q] == -9.f);
+  }
+}
+
+TEST_CASE("conv layout: depthwise with a NaN weight in a padded tap, NCHW as NHWC", "[conv][layout][depthwise]") {
+  // The plane kernels multiply padded taps by zero: with a NaN weight they would give NaN where
+  // the NHWC kernel and the reference skip the tap. Rows of 40 would take them (at least two
+  // vectors, any target).
+  const index_t H = 4, W = 40, C = 3;
+  std::vector<float> nhwc_in(std::size_t(H * W * C), 1.f), nchw_in(nhwc_in.size(), 1.f), nhwc_out(nhwc_in.size()), nchw_out(nhwc_in.size());
+  std::vector<float> w_store(std::size_t(9 * C), 0.5f);
+  w_store[0] = std::numeric_limits<float>::quiet_NaN();  // tap (0, 0) of channel 0
+  const loom::strides_t<4> planes{C * H * W, W, 1, H * W};
+  view4<float> in_a(nhwc_in.data(), loom::dims<4>(1, H, W, C), "in"), out_a(nhwc_out.data(), loom::dims<4>(1, H, W, C), "out");
+  view4<float> in_b(nchw_in.data(), loom::dims<4>(1, H, W, C), planes, "in"), out_b(nchw_out.data(), loom::dims<4>(1, H, W, C), planes, "out");
+  view4<float> w(w_store.data(), loom::dims<4>(3, 3, 1, C), "w");
+  const loom::conv2d_params p{.padding = 1, .groups = C};
+  loom::conv2d(out_a, in_a, w, p);
+  loom::conv2d(out_b, in_b, w, p);
+  CHECK(out_a(0, 0, 0, 0) == 2.f);  // the NaN tap is in the padding: 4 taps of 0.5
+  CHECK(std::isnan(out_a(0, 1, 1, 0)));  // here it is not
+  for (index_t y = 0; y < H; ++y)
+    for (index_t x = 0; x < W; ++x)
+      for (index_t c = 0; c < C; ++c) {
+        INFO("y " << y << " x " << x << " c " << c);
+        const float a = out_a(0, y, x, c), b = out_b(0, y, x, c);
+        CHECK((a == b || (std::isnan(a) && std::isnan(b))));
+      }
+}

@@ -110,17 +110,22 @@ struct access : expr_node {
   /// Binds the access for a run whose variables start at `st` (zero_starts, or the first index
   /// of a region the run computes): base is the address at the nest's first point, minus the
   /// view's own origin when it holds a box of a larger index space (core/region.hpp).
+  ///
+  /// The offset is summed modulo 2^64: its terms may be huge where the sum is not (a region far
+  /// from 0: offset - origin and start * stride cancel), and a checked access's sum is a real
+  /// element offset, which the wrapped sum then equals.
   template <class Starts = zero_starts>
   void bind(const Starts& st = {}) {
-    index_t off = 0;
+    using u64 = std::uint64_t;
+    u64 off = 0;
     var_stride.fill(0);
     [&]<std::size_t... D>(std::index_sequence<D...>) {
-      ((off += (std::get<D>(idx).offset() - origin_of(view, D)) * view.stride(D),
+      ((off += (u64(std::get<D>(idx).offset()) - u64(origin_of(view, D))) * u64(view.stride(D)),
         add_strides(std::get<D>(idx), view.stride(D))), ...);
     }(std::make_index_sequence<rank>{});
     if constexpr (!std::is_same_v<Starts, zero_starts>)
-      meta::for_each_type<vars>([&]<class V>(V*) { off += st.template start<V>() * var_stride[meta::index_of<vars, V>]; });
-    base = view.data() + off;
+      meta::for_each_type<vars>([&]<class V>(V*) { off += u64(st.template start<V>()) * u64(var_stride[meta::index_of<vars, V>]); });
+    base = view.data() + index_t(off);
   }
   template <class V>
   index_t stride_of() const {

@@ -134,10 +134,10 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
     if (pw.plain_data() && !overlap && planes_run_as_gemm(s, strided_of<const T>(in), strided_of<T>(out)))
       return run_planes_as_gemm<T>(s, strided_of<const T>(in), gemm_detail::matrix_ref<T>{pw.plain_data(), s.CO, 1}, strided_of<T>(out));
     // Depthwise on NCHW planes at row stride 1: a stencil per plane, no copies to NHWC (they
-    // would cost more than it).
-    if (pw.depthwise() && !overlap && in.stride(3) != 1 && depthwise_narrow_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
+    // would cost more than it). Not with a NaN or infinite weight: see finite().
+    if (pw.depthwise() && pw.finite() && !overlap && in.stride(3) != 1 && depthwise_narrow_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
       return run_depthwise_narrow_planes<T>(s, strided_of<const T>(in), pw.data(), strided_of<T>(out));
-    if (pw.depthwise() && !overlap && in.stride(3) != 1 && depthwise_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
+    if (pw.depthwise() && pw.finite() && !overlap && in.stride(3) != 1 && depthwise_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
       return run_depthwise_planes<T>(s, strided_of<const T>(in), pw.data(), strided_of<T>(out));
   }
   if (overlap) {  // the whole input copied before any output is written

@@ -152,6 +152,11 @@ bool add_required(const Def& d, const checked_state<Def>& s, const box& b, box& 
     using A = std::remove_cvref_t<decltype(a)>;
     if constexpr (reads_stage<A>) {
       if constexpr (std::is_same_v<typename A::view_type::tag_type, Id>) {
+        // A read over an empty range of one of its variables (a reduction over nothing) is never
+        // evaluated: it needs no point of the stage.
+        bool never_read = false;
+        meta::for_each_type<typename A::vars>([&]<class V>(V*) { never_read = never_read || s.template extent<V>() == 0; });
+        if (never_read) return;
         [&]<std::size_t... D>(std::index_sequence<D...>) {
           ([&] {
             const auto [lo, hi] = a.template index_range<D>(s, starts);
@@ -1116,10 +1121,48 @@ struct pipeline_run {
     return aliased;
   }
 
+  /// Throws alias_error where a definition reads or writes a tensor that an earlier definition
+  /// writes. Every read sees the tensors as they were before the run (outputs that overlap an
+  /// input are computed into temporaries and copied back at the end), and the stages run in the
+  /// order the arena plan picks: a later definition would see the old values, or the new ones,
+  /// depending on the schedule.
+  void check_tensor_order() const {
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (check_written_once_then_unread<K>(), ...); }(std::make_index_sequence<count>{});
+  }
+  template <std::size_t K>
+  void check_written_once_then_unread() const {
+    if constexpr (!info<K>::is_func) {
+      const auto& out = std::get<K>(defs).lhs.view;
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        ([&] {
+           constexpr std::size_t L = K + 1 + J;
+           const auto& d = std::get<L>(defs);
+           if constexpr (!info<L>::is_func) {
+             if (views_overlap(out, d.lhs.view))
+               throw alias_error(detail::cat("loom::alias_error: two definitions of a pipeline write '", out.name(),
+                                             "': a pipeline's tensor outputs are written once each (run the definitions as "
+                                             "separate pipelines)"));
+           }
+           d.rhs.for_each_access([&](const auto& a) {
+             if constexpr (!reads_stage<std::remove_cvref_t<decltype(a)>>)
+               if (views_overlap(out, a.view))
+                 throw alias_error(detail::cat("loom::alias_error: a pipeline definition reads '", a.view.name(),
+                                               "', which an earlier definition writes: every definition of a pipeline reads the "
+                                               "tensors as they were before the run (only stages, loom::Func, carry values from one "
+                                               "definition to the next): make '", out.name(),
+                                               "' a stage, or run the definitions as separate pipelines"));
+           });
+         }(),
+         ...);
+      }(std::make_index_sequence<count - 1 - K>{});
+    }
+  }
+
   void run_all() {
     [&]<std::size_t... Rq>(std::index_sequence<Rq...>) {
       (check_distinct_elements(std::get<meta::at<roots, Rq>::value>(defs).lhs.view, "loom::alias_error"), ...);
     }(std::make_index_sequence<roots::size>{});
+    check_tensor_order();
     infer_regions();
     plan_arena();
     [&]<std::size_t... K>(std::index_sequence<K...>) { (check_reads<K>(), ...); }(std::make_index_sequence<count>{});
@@ -1426,6 +1469,7 @@ pipeline_memory plan_memory(Pipeline<Defs...>& p) {
   pipeline_memory m;
   if constexpr (ok) {
     R r(lowered, p);
+    r.check_tensor_order();
     r.infer_regions();
     r.plan_arena(false);  // a plan only: nothing allocated
     const auto& plan = p.plan_for({}, {}, {});  // the cached plan of this run

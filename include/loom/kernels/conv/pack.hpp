@@ -9,6 +9,7 @@
 // channels per tap.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -163,6 +164,9 @@ class conv2d_packed_weights {
   /// Vectors per tile the packing was made for (conv_detail::tile_vectors).
   index_t vectors() const { return vectors_; }
   bool depthwise() const { return depthwise_; }
+  /// Whether every depthwise weight is finite. The kernels on NCHW planes multiply the taps that
+  /// fall in the padding by zero, which gives the skipped taps' sum only for finite weights.
+  bool finite() const { return finite_; }
   /// Whether the weights are also transformed for Winograd F(4 x 4, 3 x 3) (winograd.hpp).
   bool winograd() const { return wino_ != nullptr; }
   /// Whether they are also transformed for F(2 x 2, 3 x 3).
@@ -217,7 +221,11 @@ class conv2d_packed_weights {
       value_type* d = r.allocate(std::size_t(taps * r.co_));
       for (index_t ky = 0; ky < r.kh_; ++ky)
         for (index_t kx = 0; kx < r.kw_; ++kx)
-          for (index_t co = 0; co < r.co_; ++co) d[(ky * r.kw_ + kx) * r.co_ + co] = w(ky, kx, 0, co);
+          for (index_t co = 0; co < r.co_; ++co) {
+            const value_type v = w(ky, kx, 0, co);
+            r.finite_ = r.finite_ && std::isfinite(v);
+            d[(ky * r.kw_ + kx) * r.co_ + co] = v;
+          }
       return r;
     }
     if (taps == 1 && groups == 1 && !in_scratch) {
@@ -270,7 +278,7 @@ class conv2d_packed_weights {
   value_type* wino2_ = nullptr;
   std::size_t size_ = 0, wino_size_ = 0, wino2_size_ = 0, plain_size_ = 0;
   index_t kh_ = 0, kw_ = 0, cg_ = 0, co_ = 0, groups_ = 1, vectors_ = 1;
-  bool depthwise_ = false, in_scratch_ = false;
+  bool depthwise_ = false, in_scratch_ = false, finite_ = true;
 };
 
 }  // namespace loom

@@ -16,10 +16,13 @@
 namespace loom::conv_detail {
 
 /// Whether a view's pixels (n, y, x) sit at one stride apart: pixel q = (n * H + y) * W + x at
-/// p + q * v.sw.
+/// p + q * v.sw. Each image stride is compared with H * W pixels, not with H rows: with H = 1 the
+/// row stride is arbitrary, and a crop of the width leaves images further apart than W pixels.
 template <class T>
 bool pixels_evenly_spaced(const nhwc<T>& v, index_t N, index_t H, index_t W) {
-  return (N <= 1 || v.sn == H * v.sh) && (H <= 1 || v.sh == W * v.sw);
+  index_t row = 0, image = 0;  // W and H * W pixels; a product past 64 bits is no stride of these
+  if (__builtin_mul_overflow(W, v.sw, &row) || __builtin_mul_overflow(H, row, &image)) return false;
+  return (N <= 1 || v.sn == image) && (H <= 1 || v.sh == row);
 }
 
 /// Whether the convolution is a 1 x 1 at stride 1, no padding, one group, on evenly spaced pixels.
