@@ -415,6 +415,8 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
 };
 
 /// Whether two views can touch a common byte: the aliasing checks of loom::run and loom::gemm.
+/// Conservative: their address ranges intersect (views that interleave, even and odd columns of
+/// one matrix, count as overlapping; a run then computes into a temporary, loom::gemm refuses).
 /// Inline, since a 16 x 16 GEMM makes two per call of under 100 ns. Addresses compare as integers:
 /// `<` between pointers into different objects is unspecified, and <functional>'s std::less would
 /// cost every program that includes loom compile time (docs/tuning.md#compile-time).

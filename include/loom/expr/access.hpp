@@ -125,7 +125,14 @@ struct access : expr_node {
     }(std::make_index_sequence<rank>{});
     if constexpr (!std::is_same_v<Starts, zero_starts>)
       meta::for_each_type<vars>([&]<class V>(V*) { off += u64(st.template start<V>()) * u64(var_stride[meta::index_of<vars, V>]); });
-    base = view.data() + index_t(off);
+    // A base whose address would wrap around is reached by integer arithmetic: only a boundary
+    // condition's access has one (its reads remap the indices and never go through base).
+    const std::uintptr_t data = reinterpret_cast<std::uintptr_t>(view.data());
+    index_t bytes = 0;
+    const bool scaled = !__builtin_mul_overflow(index_t(off), index_t(sizeof(element_type)), &bytes);
+    const std::uintptr_t size = bytes >= 0 ? std::uintptr_t(bytes) : std::uintptr_t(0) - std::uintptr_t(bytes);
+    if (scaled && (bytes >= 0 ? data + size >= data : data >= size)) base = view.data() + index_t(off);
+    else base = reinterpret_cast<element_type*>(data + off * sizeof(element_type));
   }
   template <class V>
   index_t stride_of() const {

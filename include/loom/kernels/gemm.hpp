@@ -40,7 +40,9 @@ concept matrix = requires(V& v) {
 template <class C, class X>
 LOOM_COLD void throw_overlap(const C& c, const X& x, const char* role) {
   throw alias_error(detail::cat("loom::gemm: the output '", c.name(), "' overlaps ", role, " '", x.name(),
-                                "' in memory; C = A B needs C apart from its operands (copy the operand first)"));
+                                "' in memory (their address ranges intersect); C = A B needs C apart from its operands "
+                                "(copy the operand first, or write the product in index notation, which computes into a "
+                                "temporary)"));
 }
 
 /// Checks that C = A B is well formed: the shapes agree and C overlaps neither operand. Inline so

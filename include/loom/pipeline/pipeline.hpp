@@ -51,12 +51,32 @@ struct read_stages<meta::list<A...>> {
 template <class D>
 using read_stages_t = typename read_stages<typename D::rhs_type::accesses>::type;
 
+/// Whether access A reads a stage with another element type or rank than the stage's definition
+/// (in Defs, whose written stages are Written): two Funcs of one name, for a stage is known by it.
+template <class Defs, class Written, class A>
+consteval bool reads_other_type() {
+  if constexpr (!reads_stage<A>) {
+    return false;
+  } else {
+    using D = meta::at<Defs, meta::index_of<Written, typename A::view_type::tag_type>>;
+    using L = typename D::lhs_type;
+    return !std::is_same_v<typename A::value_type, typename L::value_type> || A::rank != L::rank;
+  }
+}
+template <class Defs, class Written, class D>
+consteval bool any_read_of_other_type() {
+  return []<class... A>(meta::list<A...>*) {
+    return (reads_other_type<Defs, Written, A>() || ... || false);
+  }(static_cast<typename D::rhs_type::accesses*>(nullptr));
+}
+
 /// What is wrong with a list of definitions as a pipeline, as the first problem in order.
 enum class pipeline_problem {
   none,
   empty,
   stage_defined_twice,
   stage_read_before_defined,
+  stage_name_shared,
   last_not_tensor,
   stage_accumulates,
 };
@@ -79,6 +99,7 @@ consteval pipeline_problem first_pipeline_problem() {
     constexpr bool accumulates = ((!std::is_void_v<written_stage_t<Defs>> && std::is_same_v<typename Defs::mode, assign_add>) || ...);
     if constexpr (defined_twice) return pipeline_problem::stage_defined_twice;
     else if constexpr (read_early) return pipeline_problem::stage_read_before_defined;
+    else if constexpr ((any_read_of_other_type<meta::list<Defs...>, written, Defs>() || ...)) return pipeline_problem::stage_name_shared;
     else if constexpr (accumulates) return pipeline_problem::stage_accumulates;
     else if constexpr (!std::is_void_v<meta::at<written, n - 1>>) return pipeline_problem::last_not_tensor;
     else return pipeline_problem::none;
@@ -93,6 +114,9 @@ constexpr void report_pipeline() {
   static_assert(P != stage_read_before_defined,
                 "loom::pipeline: a definition reads a Func that no earlier definition of the pipeline defines "
                 "(define each stage before its readers; a stage cannot read itself)");
+  static_assert(P != stage_name_shared,
+                "loom::pipeline: two Funcs share a name but not their element type or rank (a stage is known by its "
+                "name: give each Func its own)");
   static_assert(P != stage_accumulates, "loom::pipeline: a Func is defined with +=; define a stage with = (sum(...) inside for a reduction)");
   static_assert(P != last_not_tensor, "loom::pipeline: the last definition must write a tensor (the pipeline's output), not a Func");
 }
