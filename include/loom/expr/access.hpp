@@ -113,7 +113,10 @@ struct access : expr_node {
   ///
   /// The offset is summed modulo 2^64: its terms may be huge where the sum is not (a region far
   /// from 0: offset - origin and start * stride cancel), and a checked access's sum is a real
-  /// element offset, which the wrapped sum then equals.
+  /// element offset, which the wrapped sum then equals. An unchecked access's base may lie
+  /// anywhere: a boundary condition's (whose reads remap the indices and never go through base)
+  /// or one never evaluated (never_evaluated); one that would wrap the address space is reached
+  /// by integer arithmetic, since such pointer arithmetic is undefined.
   template <class Starts = zero_starts>
   void bind(const Starts& st = {}) {
     using u64 = std::uint64_t;
@@ -125,8 +128,6 @@ struct access : expr_node {
     }(std::make_index_sequence<rank>{});
     if constexpr (!std::is_same_v<Starts, zero_starts>)
       meta::for_each_type<vars>([&]<class V>(V*) { off += u64(st.template start<V>()) * u64(var_stride[meta::index_of<vars, V>]); });
-    // A base whose address would wrap around is reached by integer arithmetic: only a boundary
-    // condition's access has one (its reads remap the indices and never go through base).
     const std::uintptr_t data = reinterpret_cast<std::uintptr_t>(view.data());
     index_t bytes = 0;
     const bool scaled = !__builtin_mul_overflow(index_t(off), index_t(sizeof(element_type)), &bytes);
@@ -140,14 +141,20 @@ struct access : expr_node {
     else return 0;
   }
 
-  /// Checks every dimension's index range against the view's; `ext` gives each variable's
-  /// extent and `st` its first value. An access whose variables have an empty range is never
-  /// evaluated: not checked.
-  template <class Ext, class Starts = zero_starts>
-  void check_bounds(const Ext& ext, const Starts& st = {}) const {
+  /// Whether a run with extents `ext` never evaluates the access: one of its variables ranges
+  /// over nothing (a reduction over an empty range). Such an access is neither checked nor read.
+  template <class Ext>
+  static bool never_evaluated(const Ext& ext) {
     bool empty = false;
     meta::for_each_type<vars>([&]<class V>(V*) { empty = empty || ext.template extent<V>() == 0; });
-    if (empty) return;
+    return empty;
+  }
+
+  /// Checks every dimension's index range against the view's; `ext` gives each variable's
+  /// extent and `st` its first value.
+  template <class Ext, class Starts = zero_starts>
+  void check_bounds(const Ext& ext, const Starts& st = {}) const {
+    if (never_evaluated(ext)) return;
     [&]<std::size_t... D>(std::index_sequence<D...>) { (check_dim<D>(ext, st), ...); }(std::make_index_sequence<rank>{});
   }
 

@@ -117,9 +117,7 @@ struct boundary_access : access<View, Idx...> {
   /// refused. Only a view with no elements has nothing to read (except the constant).
   template <class Ext, class Starts = zero_starts>
   void check_bounds(const Ext& ext, const Starts& st = {}) const {
-    bool empty_range = false;
-    meta::for_each_type<vars>([&]<class V>(V*) { empty_range = empty_range || ext.template extent<V>() == 0; });
-    if (empty_range) return;
+    if (plain_access::never_evaluated(ext)) return;
     [&]<std::size_t... D>(std::index_sequence<D...>) {
       ((this->template index_range<D>(ext, st) == plain_access::overflowed_range ? fail_overflow(D) : void()), ...);
     }(std::make_index_sequence<rank>{});

@@ -152,11 +152,7 @@ bool add_required(const Def& d, const checked_state<Def>& s, const box& b, box& 
     using A = std::remove_cvref_t<decltype(a)>;
     if constexpr (reads_stage<A>) {
       if constexpr (std::is_same_v<typename A::view_type::tag_type, Id>) {
-        // A read over an empty range of one of its variables (a reduction over nothing) is never
-        // evaluated: it needs no point of the stage.
-        bool never_read = false;
-        meta::for_each_type<typename A::vars>([&]<class V>(V*) { never_read = never_read || s.template extent<V>() == 0; });
-        if (never_read) return;
+        if (A::never_evaluated(s)) return;  // it needs no point of the stage
         [&]<std::size_t... D>(std::index_sequence<D...>) {
           ([&] {
             const auto [lo, hi] = a.template index_range<D>(s, starts);
@@ -1104,21 +1100,23 @@ struct pipeline_run {
     }(std::make_index_sequence<roots::size>{});
   }
 
-  /// Whether tensor output K shares a byte with any tensor a stage reads: the stages run in
+  /// Calls f(a) for each access of definition d that reads a tensor (not a stage).
+  template <class D, class F>
+  static void for_each_tensor_read(const D& d, F&& f) {
+    d.rhs.for_each_access([&](const auto& a) {
+      if constexpr (!reads_stage<std::remove_cvref_t<decltype(a)>>) f(a);
+    });
+  }
+
+  /// Whether tensor output K shares a byte with any tensor a definition reads: the stages run in
   /// pieces (boxes, rows, border slabs), so a later piece could read what an earlier one wrote.
   template <std::size_t K>
-  bool output_aliases() const {
+  bool output_overlaps_a_read() const {
     const auto& out = std::get<K>(defs).lhs.view;
-    bool aliased = false;
-    std::apply(
-        [&](const auto&... d) {
-          (d.rhs.for_each_access([&](const auto& a) {
-             if constexpr (!reads_stage<std::remove_cvref_t<decltype(a)>>) aliased = aliased || views_overlap(out, a.view);
-           }),
-           ...);
-        },
-        defs);
-    return aliased;
+    bool overlaps = false;
+    std::apply([&](const auto&... d) { (for_each_tensor_read(d, [&](const auto& a) { overlaps = overlaps || views_overlap(out, a.view); }), ...); },
+               defs);
+    return overlaps;
   }
 
   /// Throws alias_error where a definition reads or writes a tensor that an earlier definition
@@ -1143,14 +1141,13 @@ struct pipeline_run {
                                              "': a pipeline's tensor outputs are written once each (run the definitions as "
                                              "separate pipelines)"));
            }
-           d.rhs.for_each_access([&](const auto& a) {
-             if constexpr (!reads_stage<std::remove_cvref_t<decltype(a)>>)
-               if (views_overlap(out, a.view))
-                 throw alias_error(detail::cat("loom::alias_error: a pipeline definition reads '", a.view.name(),
-                                               "', which an earlier definition writes: every definition of a pipeline reads the "
-                                               "tensors as they were before the run (only stages, loom::Func, carry values from one "
-                                               "definition to the next): make '", out.name(),
-                                               "' a stage, or run the definitions as separate pipelines"));
+           for_each_tensor_read(d, [&](const auto& a) {
+             if (views_overlap(out, a.view))
+               throw alias_error(detail::cat("loom::alias_error: a pipeline definition reads '", a.view.name(),
+                                             "', which an earlier definition writes: every definition of a pipeline reads the "
+                                             "tensors as they were before the run (only stages, loom::Func, carry values from one "
+                                             "definition to the next): make '", out.name(),
+                                             "' a stage, or run the definitions as separate pipelines"));
            });
          }(),
          ...);
@@ -1175,7 +1172,7 @@ struct pipeline_run {
         using T = typename V::value_type;
         std::optional<Tensor<T, V::rank>> tmp;
         if constexpr (!info<K>::is_func) {
-          if (output_aliases<K>()) {
+          if (output_overlaps_a_read<K>()) {
             auto& out = std::get<K>(defs).lhs.view;
             tmp.emplace(out.extents().values(), out.name());
             copy_view(tmp->view(), out);
