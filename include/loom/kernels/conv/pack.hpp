@@ -70,8 +70,8 @@ inline bool worth_a_team(index_t weights) { return weights >= index_t{1} << 18; 
 
 /// Channels c0 .. c1 - 1 of block b of winograd_pack: G g G^T for NR output channels at once,
 /// innermost in every loop, so the arithmetic vectorizes and each row a channel writes is
-/// contiguous (one pair at a time ran 90 ns per pair). The loops over the NR lanes say `omp simd`:
-/// g++ 12 at -O2 vectorizes only loops whose trip it knows.
+/// contiguous (one pair at a time ran 90 ns per pair). The loops over the NR lanes are marked
+/// LOOM_SIMD_LOOP (core/config.hpp).
 template <class P, index_t M, class WR>
 void winograd_pack_channels(const WR& w, index_t C, index_t CO, index_t NR, typename P::value_type* dst, index_t b, index_t c0,
                             index_t c1) {
@@ -88,7 +88,7 @@ void winograd_pack_channels(const WR& w, index_t C, index_t CO, index_t NR, type
     // Multiplications by the reciprocals (in double, within an ulp of the quotients): the
     // divisions made packing cost as much as the layer's products.
     constexpr double r2 = 1.0 / 2, r4 = 1.0 / 4, r6 = 1.0 / 6, r12 = 1.0 / 12, r24 = 1.0 / 24;
-    LOOM_PRAGMA(omp simd)
+    LOOM_SIMD_LOOP
     for (std::size_t j = 0; j < nr; ++j) {
       const double p0 = x0[j], p1 = x1[j], p2 = x2[j];
       if constexpr (M == 4) {
@@ -110,7 +110,7 @@ void winograd_pack_channels(const WR& w, index_t C, index_t CO, index_t NR, type
     for (index_t k = 0; k < 9; ++k) {
       double* gk = &g[std::size_t(k) * nr];
       if (const auto* p = channel_run(w, k / 3, k % 3, c, b * NR)) {
-        LOOM_PRAGMA(omp simd)
+        LOOM_SIMD_LOOP
         for (index_t j = 0; j < live; ++j) gk[j] = double(p[j]);
       } else {
         for (index_t j = 0; j < live; ++j) gk[j] = double(w(k / 3, k % 3, c, b * NR + j));
@@ -125,7 +125,7 @@ void winograd_pack_channels(const WR& w, index_t C, index_t CO, index_t NR, type
     for (index_t xi = 0; xi < A2; ++xi) {
       T* to = dst + ((b * A2 + xi) * C + c) * NR;
       const double* from = &u[std::size_t(xi) * nr];
-      LOOM_PRAGMA(omp simd)
+      LOOM_SIMD_LOOP
       for (index_t j = 0; j < NR; ++j) to[j] = T(from[j]);
     }
   }
