@@ -312,6 +312,32 @@ TEST_CASE("pipeline: a reduction nested in another reduction's body, hoisted to 
   CHECK(lt::compare(out.view(), ref, 1e-5).ok);
 }
 
+TEST_CASE("pipeline: a moved pipeline takes its arena; the moved-from one starts a new arena", "[pipeline][arena]") {
+  const index_t H = 8, W = 9;
+  T2 in(H, W + 1), out(H, W);
+  auto g = lt::make_rng("pipeline moved");
+  lt::fill_random(in.view(), g);
+  auto p = loom::pipeline(bx(y, x) = in(y, x) * 2.f, out(y, x) = bx(y, x) + bx(y, x + 1));
+  using S = stage<bx, compute_root>;
+  auto check = [&] {
+    for (index_t r = 0; r < H; ++r)
+      for (index_t c = 0; c < W; ++c) REQUIRE(out(r, c) == in(r, c) * 2.f + in(r, c + 1) * 2.f);
+  };
+  loom::run<S>(p);
+  check();
+  REQUIRE(p.buffer_bytes() >= std::size_t(H * W) * sizeof(float));
+  auto q = std::move(p);
+  REQUIRE(q.buffer_bytes() >= std::size_t(H * W) * sizeof(float));
+  CHECK(p.buffer_bytes() == 0);  // (it reported the arena it had lost, and ran on a null one)
+  lt::fill(out.view(), 0.f);
+  loom::run<S>(q);
+  check();
+  lt::fill(out.view(), 0.f);
+  loom::run<S>(p);
+  check();
+  CHECK(p.buffer_bytes() > 0);
+}
+
 TEST_CASE("pipeline: reads outside an input are a bounds_error before anything is written", "[pipeline]") {
   const index_t H = 9, W = 11;
   T2 in(H, W), out(H, W);

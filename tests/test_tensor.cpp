@@ -142,6 +142,52 @@ TEST_CASE("Tensor: copies are deep, moves transfer the storage", "[tensor]") {
   E = std::move(D);
   CHECK(E.data() == p);
   CHECK(E.extent(0) == 4);
+
+  // A moved-from tensor owns nothing (it aliased the new owner's storage, and read it after it
+  // was freed): no elements, a null pointer, its name; a run reading it is a shape error, a copy
+  // of it is empty, and it takes a new value by assignment.
+  CHECK(D.size() == 0);
+  CHECK(D.extent(0) == 0);
+  CHECK(D.data() == nullptr);
+  CHECK(D.name() == "A");
+  CHECK(A.size() == 0);
+  loom::Tensor<float, 2> out("out", 4, 3);
+  using namespace loom::vars;
+  CHECK_THROWS_AS(loom::run(out(i, j) = D(i, j) * 2.f), loom::shape_error);
+  const loom::Tensor<float, 2> G(D);
+  CHECK(G.size() == 0);
+  D = E;
+  CHECK(D.extent(0) == 4);
+  CHECK(D.data() != nullptr);
+  CHECK(D(3, 2) == 11.5f);
+  loom::run(out(i, j) = D(i, j) * 2.f);
+  CHECK(out(3, 2) == 23.f);
+  auto& self = D;
+  D = std::move(self);  // self-move keeps the tensor
+  CHECK(D(3, 2) == 11.5f);
+  loom::Tensor<double, 2, loom::extents<3, 4>> S;
+  S(2, 3) = 5.0;
+  loom::Tensor<double, 2, loom::extents<3, 4>> T(std::move(S));
+  CHECK(T(2, 3) == 5.0);
+  CHECK(S.data() == nullptr);
+  S = T;
+  CHECK(S(2, 3) == 5.0);
+  CHECK(S.data() != T.data());
+}
+
+TEST_CASE("Tensor: an empty tensor's other extents may be huge; its size is 0 in any order", "[tensor]") {
+  const index_t G = index_t{1} << 40;
+  for (const auto& e : {loom::shape(0, G, G), loom::shape(G, 0, G), loom::shape(G, G, 0)}) {
+    INFO(e[0] << " x " << e[1] << " x " << e[2]);
+    loom::Tensor<float, 3> t(e, "t");
+    CHECK(t.size() == 0);
+    CHECK(t.extents().size() == 0);
+    CHECK(t.data() != nullptr);
+    const loom::TensorView<float, 3> v = loom::view(static_cast<float*>(nullptr), e, loom::strides(1, 1, 1));
+    CHECK(v.size() == 0);
+  }
+  // Not empty: too large.
+  CHECK_THROWS_AS((loom::Tensor<float, 3>(G, G, 2)), loom::shape_error);
 }
 
 TEST_CASE("TensorView: transposed and permuted views", "[tensor][view]") {
@@ -294,6 +340,12 @@ TEST_CASE("Tensor: static extents", "[tensor][static]") {
     FAIL("a static extent mismatch did not throw");
   } catch (const loom::shape_error& e) {
     CHECK_THAT(std::string(e.what()), Catch::Contains("dimension 0") && Catch::Contains("16") && Catch::Contains("8"));
+  }
+  try {
+    loom::Tensor<float, 2, E> bad("weights", 15, 3);
+    FAIL("a static extent mismatch did not throw");
+  } catch (const loom::shape_error& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("'weights'") && Catch::Contains("dimension 0") && Catch::Contains("15"));
   }
 
   // Fully static: default constructible.

@@ -55,10 +55,12 @@ class extents {
   constexpr index_t extent(std::size_t d) const {
     return static_values[d] != dyn ? static_values[d] : v_[d];
   }
+  /// The element count: 0 when any extent is (however large the others), else their product
+  /// (a view's constructor has checked that it fits 64 bits).
   constexpr index_t size() const {
-    index_t n = 1;
-    for (std::size_t d = 0; d < rank; ++d) n *= extent(d);
-    return n;
+    std::uint64_t n = 1;
+    for (std::size_t d = 0; d < rank; ++d) n *= std::uint64_t(extent(d));
+    return index_t(n);
   }
   constexpr std::array<index_t, rank> values() const { return v_; }
 

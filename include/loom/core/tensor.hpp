@@ -55,6 +55,8 @@ std::string extents_text(const shape_t<R>& e) {
 /// count or its bytes overflow 64 bits (a wrapped count would allocate too little).
 template <std::size_t R>
 std::size_t checked_bytes(const shape_t<R>& e, std::size_t elem, std::string_view name) {
+  for (std::size_t d = 0; d < R; ++d)
+    if (e[d] == 0) return 0;  // no elements, however large the other extents
   index_t n = 1;
   bool over = false;
   for (std::size_t d = 0; d < R; ++d) over = over || __builtin_mul_overflow(n, e[d], &n);
@@ -93,13 +95,16 @@ template <std::size_t R>
 }
 }  // namespace detail
 
+/// Row-major strides. Their products wrap (no overflow is undefined) only where the shape's
+/// element count overflows 64 bits: an empty shape, whose strides are never used to address, or
+/// one that view_fits then rejects.
 template <std::size_t R>
 constexpr strides_t<R> row_major_strides(const shape_t<R>& e) {
   strides_t<R> s{};
-  index_t acc = 1;
+  std::uint64_t acc = 1;
   for (std::size_t d = R; d-- > 0;) {
-    s[d] = acc;
-    acc *= std::max<index_t>(e[d], 1);
+    s[d] = index_t(acc);
+    acc *= std::uint64_t(std::max<index_t>(e[d], 1));
   }
   return s;
 }
@@ -319,14 +324,14 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
       : Tensor(checked_ext(name.empty() ? tensor_name() : tensor_name(name), e)) {}
 
   Tensor(const Tensor& o) : Tensor(o.view_.extents(), o.view_.name_tag()) {
-    if (o.size() > 0) std::memcpy(data(), o.data(), sizeof(T) * static_cast<std::size_t>(o.size()));
+    if (o.size() > 0 && o.data() != nullptr) std::memcpy(data(), o.data(), sizeof(T) * static_cast<std::size_t>(o.size()));
   }
   /// Copies o's elements (and name). Of the same extents, into this tensor's own storage, so the
   /// views taken of it stay valid (as std::vector's assignment keeps its buffer); otherwise into
   /// new storage, and earlier views dangle.
   Tensor& operator=(const Tensor& o) {
     if (this == &o) return *this;
-    if (storage_ && view_.extents().values() == o.view_.extents().values()) {
+    if (storage_ && o.storage_ && view_.extents().values() == o.view_.extents().values()) {
       std::memcpy(data(), o.data(), sizeof(T) * static_cast<std::size_t>(o.size()));
       view_ = view_type(data(), o.view_.extents(), o.view_.name_tag());
     } else {
@@ -334,8 +339,18 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
     }
     return *this;
   }
-  Tensor(Tensor&&) noexcept = default;
-  Tensor& operator=(Tensor&&) noexcept = default;
+  /// A moved-from tensor owns nothing: its dynamic extents are 0 and its data null (with static
+  /// extents only, it has no elements to read: assign to it before use), as a moved-from
+  /// std::vector is empty. It keeps its name.
+  Tensor(Tensor&& o) noexcept : storage_(std::move(o.storage_)), view_(o.view_) { o.view_ = moved_from(o.view_); }
+  Tensor& operator=(Tensor&& o) noexcept {
+    if (this != &o) {
+      storage_ = std::move(o.storage_);
+      view_ = o.view_;
+      o.view_ = moved_from(o.view_);
+    }
+    return *this;
+  }
 
   T* data() { return view_.data(); }
   const T* data() const { return view_.data(); }
@@ -395,11 +410,23 @@ class Tensor : public indexable<Tensor<T, Rank, Ext>, Rank> {
   template <std::size_t N>
   static std::pair<Ext, tensor_name> checked_ext(tensor_name name, const std::array<index_t, N>& raw) {
     detail::check_extents<N>(raw, name.view());
+    if constexpr (N == Rank) {
+      for (std::size_t d = 0; d < Rank; ++d)
+        if (Ext::static_extent(d) != dyn && Ext::static_extent(d) != raw[d])
+          throw shape_error(detail::cat("loom: tensor '", name.view(), "': dimension ", d, " is static with extent ",
+                                        Ext::static_extent(d), " but ", raw[d], " was given"));
+    }
     Ext ext(raw);
     detail::checked_bytes<Rank>(ext.values(), sizeof(T), name.view());
     return {ext, name};
   }
   explicit Tensor(const std::pair<Ext, tensor_name>& checked) : Tensor(checked.first, checked.second) {}
+
+  static view_type moved_from(const view_type& v) {
+    view_type empty;
+    empty.set_name(v.name());
+    return empty;
+  }
 
   Tensor(const Ext& ext, tensor_name name) {
     // At least one element so data() is never null (a rank-0 tensor holds one value).

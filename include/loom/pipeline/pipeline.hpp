@@ -9,6 +9,7 @@
 #include <memory>
 #include <new>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "../expr/definition.hpp"
@@ -133,6 +134,15 @@ class stage_buffer {
     return p_.get();
   }
   std::size_t bytes() const noexcept { return bytes_; }
+
+  stage_buffer() = default;
+  /// A moved-from buffer is empty (its size goes with the memory).
+  stage_buffer(stage_buffer&& o) noexcept : p_(std::move(o.p_)), bytes_(std::exchange(o.bytes_, 0)) {}
+  stage_buffer& operator=(stage_buffer&& o) noexcept {
+    p_ = std::move(o.p_);
+    bytes_ = std::exchange(o.bytes_, 0);
+    return *this;
+  }
 
  private:
   struct free64 {

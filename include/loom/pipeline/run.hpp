@@ -1306,6 +1306,41 @@ struct implicit_stage<Key, D, Place, true, V0, StripRows> {
   using type = stage<Key{}, Place, ahead, prefetch_stores<output>>;
 };
 
+/// The stage<...> of implicit stage Key (definition D) in the form a run takes when look-alike
+/// operands read different values (with_hoisted): vectorized along the default's lanes, one nest,
+/// nothing chosen per run, rows in parallel when computed at root. That form is rare (merged
+/// reductions or a shared body whose reads turn out to differ), and with the defaults' nests it
+/// was more than half of what a softmax in one definition compiles. Correct, not tuned.
+template <class Key, class D, class Place>
+struct lean_stage {
+  static auto pick() {
+    using P = plan<D, typename driver_schedule<default_schedule_t<D>>::type>;
+    if constexpr (!P::vectorized) {
+      return stage<Key{}, Place, schedule<>>{};
+    } else {
+      using L = root_var_t<typename P::lane>;
+      using vars = typename D::loop_vars;
+      using others = meta::remove<vars, L>;
+      // A reduction along the lanes: the in-cache nest the shared form's reductions run (four
+      // accumulators), so that both forms add in the same order and give the same bits.
+      using lanes = std::conditional_t<meta::contains<typename D::scheduled_rvars, L>, schedule<vectorize<L{}>, unroll<outer_loop<L>{}, 4>>,
+                                       schedule<vectorize<L{}>>>;
+      using lanes_last = decltype([]<class... O>(meta::list<O...>*) {
+        return join<order<vars, O..., L>, lanes>{};
+      }(static_cast<others*>(nullptr)));
+      using S = decltype([] {
+        if constexpr (std::is_same_v<Place, compute_root> && others::size > 0 && meta::contains<typename D::pure_vars, meta::at<others, 0>>)
+          return join<lanes_last, schedule<parallel<meta::at<others, 0>{}, parallel_min_points>>>{};
+        else
+          return lanes_last{};
+      }());
+      if constexpr (problem_in<D, S>::value == schedule_problem::none) return stage<Key{}, Place, S>{};
+      else return stage<Key{}, Place, schedule<>>{};
+    }
+  }
+  using type = decltype(pick());
+};
+
 /// Whether implicit stage Key is a reduction body's stage that Main reads only at its own points.
 template <class Key, class Main>
 inline constexpr bool body_read_in_place = false;
@@ -1326,7 +1361,7 @@ using hoisted_vars = meta::unique<meta::concat<meta::list<>, hoisted_index_vars<
 /// implicit stages, then itself) and the schedule it runs under: each implicit stage at the outer
 /// loops of the definition's nest that fix what it depends on, or at root; the definition under S
 /// (auto_schedule: hoisted_default_t).
-template <class S, class Defs, class F>
+template <class S, bool Lean = false, class Defs, class F>
 decltype(auto) with_hoisted_pipeline(const Defs& defs, F&& f) {
   constexpr std::size_t n = std::tuple_size_v<Defs> - 1;
   using Main = std::tuple_element_t<n, Defs>;
@@ -1356,14 +1391,19 @@ decltype(auto) with_hoisted_pipeline(const Defs& defs, F&& f) {
         return [&]<std::size_t... K>(std::index_sequence<K...>) -> decltype(auto) {
           using V0 = meta::at<typename Main::pure_vars, 0>;
           constexpr index_t strip_rows = std::is_same_v<S, auto_schedule> && hoisted_default<Main, true>::strips ? hoisted_strip_rows : 0;
-          return f.template operator()<
-              typename implicit_stage<written_stage_t<std::tuple_element_t<K, Defs>>, std::tuple_element_t<K, Defs>, Place,
-                                      level >= 0 && body_read_in_place<written_stage_t<std::tuple_element_t<K, Defs>>, Main>, V0,
-                                      (body_in_place && level >= 0 && strip_rows > 0 &&
-                                       !body_read_in_place<written_stage_t<std::tuple_element_t<K, Defs>>, Main>)
-                                          ? index_t(-1)
-                                          : strip_rows>::type...,
-              stage<output, MS>>(pipe);
+          if constexpr (Lean) {
+            return f.template operator()<typename lean_stage<written_stage_t<std::tuple_element_t<K, Defs>>, std::tuple_element_t<K, Defs>, Place>::type...,
+                                         stage<output, MS>>(pipe);
+          } else {
+            return f.template operator()<
+                typename implicit_stage<written_stage_t<std::tuple_element_t<K, Defs>>, std::tuple_element_t<K, Defs>, Place,
+                                        level >= 0 && body_read_in_place<written_stage_t<std::tuple_element_t<K, Defs>>, Main>, V0,
+                                        (body_in_place && level >= 0 && strip_rows > 0 &&
+                                         !body_read_in_place<written_stage_t<std::tuple_element_t<K, Defs>>, Main>)
+                                            ? index_t(-1)
+                                            : strip_rows>::type...,
+                stage<output, MS>>(pipe);
+          }
         }(std::make_index_sequence<n>{});
       },
       defs);
@@ -1386,7 +1426,7 @@ decltype(auto) with_hoisted(const Def& def, F&& f) {
   if constexpr (merges || once.rewrites || shared.rewrites) {
     bool hold = once.holds && shared.holds;
     if constexpr (merges) hold = hold && merged.merges_hold();
-    if (!hold) return with_hoisted_pipeline<S>(hoist_all<false>(def).defs, f);
+    if (!hold) return with_hoisted_pipeline<S, true>(hoist_all<false>(def).defs, f);
   }
   return with_hoisted_pipeline<S>(shared.defs, f);
 }
