@@ -525,3 +525,33 @@ TEST_CASE("elementwise: the default of a fused chain that outgrows the cache", "
     CHECK(bad == 0);
   }
 }
+
+TEST_CASE("elementwise: split factors and read-ahead distances near 2^63 neither overflow nor skip points", "[elementwise][schedule]") {
+  // A factor beyond every extent is one block; `(n + F - 1) / F` wrapped for F near 2^63 and no
+  // block ran (g++ and clang at -O0), and a distance that far overflowed the read-ahead's bytes.
+  constexpr index_t big = std::numeric_limits<index_t>::max();
+  using namespace loom;
+  for (index_t n : {1, 17, 1000}) {
+    INFO("n = " << n);
+    Tensor<float, 1> a(n), o(n);
+    for (index_t q = 0; q < n; ++q) a(q) = float(q);
+    run<schedule<split<i, big>>>(o(i) = a(i) + 1.f);
+    for (index_t q = 0; q < n; ++q) REQUIRE(o(q) == float(q) + 1.f);
+    Tensor<float, 2> A(3, n), O(3, n);
+    for (index_t r = 0; r < 3; ++r)
+      for (index_t q = 0; q < n; ++q) A(r, q) = float(r * n + q);
+    run<schedule<split<j, big>, vectorize<inner<j>>>>(O(i, j) = A(i, j) * 2.f);
+    for (index_t r = 0; r < 3; ++r)
+      for (index_t q = 0; q < n; ++q) REQUIRE(O(r, q) == A(r, q) * 2.f);
+    run<schedule<vectorize<j>, prefetch<j, big, 0>>>(O(i, j) = A(i, j) + 1.f);
+    for (index_t r = 0; r < 3; ++r)
+      for (index_t q = 0; q < n; ++q) REQUIRE(O(r, q) == A(r, q) + 1.f);
+    Tensor<float, 1> rs(3);
+    run<schedule<vectorize<j>, prefetch<i, index_t{1} << 60, 0>>>(rs(i) = sum(j, A(i, j)));
+    for (index_t r = 0; r < 3; ++r) {
+      double want = 0;
+      for (index_t q = 0; q < n; ++q) want += double(A(r, q));
+      REQUIRE(std::abs(double(rs(r)) - want) <= 1e-6 * want + 1e-6);
+    }
+  }
+}

@@ -51,8 +51,10 @@ struct leaves {
       return false;
     } else {
       // A stride the type fixes (a row-major row) and a short distance: an immediate.
-      constexpr index_t bytes = Plan::prefetch_distance * fixed * index_t(sizeof(typename A::element_type));
-      return bytes <= simd::prefetch_reach_floor && -bytes <= simd::prefetch_reach_floor;
+      index_t steps = 0, bytes = 0;
+      const bool over = __builtin_mul_overflow(Plan::prefetch_distance, fixed, &steps) ||
+                        __builtin_mul_overflow(steps, index_t(sizeof(typename A::element_type)), &bytes);
+      return !over && bytes <= simd::prefetch_reach_floor && bytes >= -simd::prefetch_reach_floor;
     }
   }();
   /// The inputs a leaf reads ahead: those that move along V, except, in a vectorized nest, those
@@ -74,9 +76,13 @@ struct leaves {
         using A = std::remove_cvref_t<decltype(a)>;
         if constexpr (reads_ahead<A> && !immediate_ahead<A>) {
           constexpr index_t size = index_t(sizeof(typename A::element_type));
-          const index_t steps = Plan::prefetch_distance * a.template stride_of<typename Plan::prefetch_var>();
-          const bool far = steps * size > reach || -steps * size > reach;
-          ahead.steps[n] = far ? (steps < 0 ? -simd::prefetch_fallback_bytes : simd::prefetch_fallback_bytes) / size : steps;
+          // (Products checked: a distance or stride near 2^63 is as far as it gets.)
+          const index_t stride = a.template stride_of<typename Plan::prefetch_var>();
+          index_t steps = 0, bytes = 0;
+          const bool over = __builtin_mul_overflow(Plan::prefetch_distance, stride, &steps) || __builtin_mul_overflow(steps, size, &bytes);
+          const bool far = over || bytes > reach || bytes < -reach;
+          const bool backwards = (Plan::prefetch_distance < 0) != (stride < 0);
+          ahead.steps[n] = far ? (backwards ? -simd::prefetch_fallback_bytes : simd::prefetch_fallback_bytes) / size : steps;
         }
         ++n;
       });

@@ -262,7 +262,7 @@ void run_chunked(const Def& def, const State& s) {
   // (Each chunk runs the nest over at most the split's factor of points: any shorter chunk walks
   // the same nest.)
   const index_t F = short_chunks::factor > 0 && K < short_chunks::below ? short_chunks::factor : split_factor;
-  const index_t chunks = (K + F - 1) / F;
+  const index_t chunks = K / F + (K % F != 0);
 
   shape_t<rank + 1> pshape{};
   pshape[0] = chunks;
