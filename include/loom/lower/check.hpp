@@ -98,6 +98,9 @@ constexpr void report_schedule() {
                 "loom::vectorize<V>: V must be a variable or an inner<> loop of one (vector lanes are consecutive "
                 "values of a variable; outer<> and fused loops cannot be lanes)");
   static_assert(P != parallel_unknown_loop, "loom::parallel<V>: V is not a loop of this definition");
+  static_assert(P != loop_kind_twice,
+                "loom::vectorize/unroll/parallel: this loop is already vectorized, unrolled or parallel (a loop is at "
+                "most one of them: split it and give each part its own)");
   static_assert(P != large_blocks_not_split,
                 "loom::large_blocks<V, F>: V is not split at this point of the schedule; split<V, F0> it first (F0: the "
                 "block length of runs below the threshold)");

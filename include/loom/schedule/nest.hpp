@@ -25,7 +25,7 @@ enum class schedule_problem {
   interleave_parts, prefetch_distance, large_blocks_factor, min_bytes_negative, split_twice, unknown_loop,
   split_factor, split_masked_tail, tile_same_loop, reorder_unknown_loop, reorder_twice, fuse_unknown_first,
   fuse_unknown_second, fuse_not_adjacent, unroll_variable_trip, unroll_masked_tail, vector_width_unavailable,
-  vectorize_not_coordinate, parallel_unknown_loop, large_blocks_not_split,
+  vectorize_not_coordinate, parallel_unknown_loop, large_blocks_not_split, loop_kind_twice,
   // the whole nest (lower/plan.hpp)
   large_blocks_twice, fuse_pure_with_reduction, two_vectorized, two_parallel, parallel_reduction_variable,
   parallel_inside_vectorized, parallel_inside_reduction, outer_inside_inner, large_blocks_on_lanes,
@@ -167,6 +167,18 @@ struct set_kind<Loops, L, K, G, true> {
   using type = meta::set_at<Loops, meta::index_of<ids<Loops>, L>, loop_desc<L, K, G>>;
 };
 
+/// Whether loop L of Loops already has a kind other than K (vectorized, unrolled, parallel): a
+/// later directive would silently undo an earlier one (`vectorize<j>, parallel<inner<j>>` turned
+/// the lanes into a parallel loop of 8 iterations).
+template <class Loops, class L, loop_kind K>
+inline constexpr bool has_other_kind = [] {
+  if constexpr (!meta::contains<ids<Loops>, L>) return false;
+  else {
+    constexpr loop_kind now = meta::at<Loops, meta::index_of<ids<Loops>, L>>::kind;
+    return now != loop_kind::serial && now != K;
+  }
+}();
+
 /// An apply<>'s problem, none for those that check nothing.
 template <class A>
 inline constexpr schedule_problem problem_of = [] {
@@ -301,9 +313,11 @@ template <class N, auto V, index_t F, class Tail, class T>
 struct apply<N, unroll<V, F, Tail>, T> {
   using L = loop_t<V>;
   using split = do_split<N, L, (F == 0 ? 1 : F), Tail>;
-  static constexpr schedule_problem problem = F == 0 && !constant_trip<L>       ? schedule_problem::unroll_variable_trip
-                                              : std::is_same_v<Tail, tail::masked> ? schedule_problem::unroll_masked_tail
-                                              : F == 0                             ? schedule_problem::none
+  static constexpr schedule_problem problem =
+      F == 0 && !constant_trip<L>                                                  ? schedule_problem::unroll_variable_trip
+      : std::is_same_v<Tail, tail::masked>                                         ? schedule_problem::unroll_masked_tail
+      : F == 0 && has_other_kind<typename N::loops, L, loop_kind::unrolled>        ? schedule_problem::loop_kind_twice
+      : F == 0                                                                     ? schedule_problem::none
                                                                                    : split::problem;
   using split_nest = std::conditional_t<F == 0, N, typename split::type>;
   using target = std::conditional_t<F == 0, L, inner_loop<L>>;
@@ -325,6 +339,8 @@ struct vectorize_split {
 };
 template <class N, class L, index_t W, class Tail>
 struct vectorize_split<N, L, W, Tail, true> {
+  static constexpr schedule_problem problem =
+      has_other_kind<typename N::loops, L, loop_kind::vectorized> ? schedule_problem::loop_kind_twice : schedule_problem::none;
   using P = typename inner_parent<L>::type;
   using splits = std::conditional_t<std::is_same_v<Tail, tail::automatic>, typename N::splits,
                                     typename retail<typename N::splits, P, Tail>::type>;
@@ -354,8 +370,9 @@ struct apply<N, vectorize<V, W, Tail>, T> {
 template <class N, auto V, index_t G, class T>
 struct apply<N, parallel<V, G>, T> {
   using L = loop_t<V>;
-  static constexpr schedule_problem problem =
-      meta::contains<ids<typename N::loops>, L> ? schedule_problem::none : schedule_problem::parallel_unknown_loop;
+  static constexpr schedule_problem problem = !meta::contains<ids<typename N::loops>, L>                      ? schedule_problem::parallel_unknown_loop
+                                              : has_other_kind<typename N::loops, L, loop_kind::parallel> ? schedule_problem::loop_kind_twice
+                                                                                                          : schedule_problem::none;
   using type = nest<typename set_kind<typename N::loops, L, loop_kind::parallel, G>::type, typename N::splits>;
 };
 
