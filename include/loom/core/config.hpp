@@ -60,6 +60,17 @@ using index_t = std::int64_t;
 #endif
 
 namespace loom::detail {
+/// Division rounding down / up, exact for any signs and with no overflow (a block count
+/// ceil(n / F) for a factor near 2^63 included).
+constexpr index_t floor_div(index_t a, index_t b) {
+  const index_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+constexpr index_t ceil_div(index_t a, index_t b) {
+  const index_t q = a / b;
+  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
+}
+
 /// v itself, with the optimizer told nothing about how it was computed (an empty asm statement
 /// that may change it): strength reduction and loop-invariant code motion stop at this value.
 template <class T>

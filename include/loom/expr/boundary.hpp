@@ -373,15 +373,6 @@ struct var_box {
 };
 
 namespace detail {
-constexpr index_t floor_div(index_t a, index_t b) {
-  const index_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-constexpr index_t ceil_div(index_t a, index_t b) {
-  const index_t q = a / b;
-  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
-}
-
 /// The range [lo, hi] of Σ coef_V · V over the variables of index e except Skip, each V over its
 /// range in `box` (an empty range never reaches here: narrowing stops at the first).
 template <class Skip, class Vars, class E>

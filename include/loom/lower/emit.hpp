@@ -109,8 +109,7 @@ struct emitter {
     static LOOM_INLINE index_t lo(const state&) { return 0; }
     static LOOM_INLINE index_t n(const state& s) {
       const index_t F = factor_of<P>(s);
-      const index_t pn = dom_n<P>(s);
-      return pn / F + (pn % F != 0);  // ceil(pn / F), with no overflow for a factor near 2^63
+      return loom::detail::ceil_div(dom_n<P>(s), F);
     }
     static LOOM_INLINE void act(state& s, index_t t) {
       const index_t F = factor_of<P>(s);
@@ -420,7 +419,7 @@ struct emitter {
     const index_t lo = dom_lo<Q>(s), n = dom_n<Q>(s);
     // Under shift_inwards every block is whole, the last one moved back to end at the extent (when
     // there is a whole one); otherwise the whole blocks, then the partial one.
-    const index_t whole = shift && n >= F ? n / F + (n % F != 0) : n / F;
+    const index_t whole = shift && n >= F ? loom::detail::ceil_div(n, F) : n / F;
     // inner<Q> runs its whole trip in the whole blocks, part of it in the last one.
     using whole_mode = trip_known<Mode, Q, true>;
     using partial_mode = trip_known<Mode, Q, false>;

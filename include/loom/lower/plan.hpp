@@ -172,8 +172,7 @@ struct plan {
   template <class P>
   struct const_trip_of<outer_loop<P>>
       : std::integral_constant<index_t, const_trip_of<P>::value == 0 ? 0
-                                         : const_trip_of<P>::value / sched::split_of<raw_splits, P>::factor +
-                                               (const_trip_of<P>::value % sched::split_of<raw_splits, P>::factor != 0)> {};
+                                         : loom::detail::ceil_div(const_trip_of<P>::value, sched::split_of<raw_splits, P>::factor)> {};
   template <class Y>
   static constexpr index_t const_trip = const_trip_of<Y>::value;
   template <std::size_t P>

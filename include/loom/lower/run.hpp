@@ -262,7 +262,7 @@ void run_chunked(const Def& def, const State& s) {
   // (Each chunk runs the nest over at most the split's factor of points: any shorter chunk walks
   // the same nest.)
   const index_t F = short_chunks::factor > 0 && K < short_chunks::below ? short_chunks::factor : split_factor;
-  const index_t chunks = K / F + (K % F != 0);
+  const index_t chunks = ceil_div(K, F);
 
   shape_t<rank + 1> pshape{};
   pshape[0] = chunks;

@@ -1279,6 +1279,11 @@ template <class Key, class D, class Place, bool AsksStores, class V0, index_t St
 struct implicit_stage {
   using type = stage<Key{}, Place>;
 };
+/// A reduction along K whose rows are in cache: a row at a time, four accumulators
+/// (docs/tuning.md#tight-reductions).
+template <class K>
+using in_cache_reduction = schedule<vectorize<K{}>, unroll<outer_loop<K>{}, 4>>;
+
 /// A reduction's stage beside a body's stage that reads the next strip ahead (InCache): its input
 /// is in cache by then, so a row at a time with four accumulators (the in-cache nest of
 /// docs/tuning.md#tight-reductions) rather than the default's rows read from memory together.
@@ -1291,7 +1296,7 @@ struct implicit_stage<Key, D, Place, false, V0, -1> {
       using K = typename single_reduction<typename D::rhs_type>::var;
       using P = plan<D, typename driver_schedule<default_schedule_t<D>>::type>;
       if constexpr (!P::vectorized || !std::is_same_v<root_var_t<typename P::lane>, K>) return stage<Key{}, Place>{};
-      else return stage<Key{}, Place, schedule<vectorize<K{}>, unroll<outer_loop<K>{}, 4>>>{};
+      else return stage<Key{}, Place, in_cache_reduction<K>>{};
     }
   }
   using type = decltype(pick());
@@ -1323,8 +1328,7 @@ struct lean_stage {
       using others = meta::remove<vars, L>;
       // A reduction along the lanes: the in-cache nest the shared form's reductions run (four
       // accumulators), so that both forms add in the same order and give the same bits.
-      using lanes = std::conditional_t<meta::contains<typename D::scheduled_rvars, L>, schedule<vectorize<L{}>, unroll<outer_loop<L>{}, 4>>,
-                                       schedule<vectorize<L{}>>>;
+      using lanes = std::conditional_t<meta::contains<typename D::scheduled_rvars, L>, in_cache_reduction<L>, schedule<vectorize<L{}>>>;
       using lanes_last = decltype([]<class... O>(meta::list<O...>*) {
         return join<order<vars, O..., L>, lanes>{};
       }(static_cast<others*>(nullptr)));
