@@ -46,8 +46,11 @@ struct packed_a_block {};
 struct packed_b_sliver {};
 struct packed_b_panel {};
 
-/// The tm x tn thread grid for mp x np micro-tiles: the most even split (largest share smallest),
-/// preferring more row parts (their A blocks are not shared).
+/// The tm x tn thread grid for mp x np micro-tiles: the least work for the busiest thread, counted
+/// as its micro-tiles plus a quarter tile for each sliver of A and of B it reads (packing or first
+/// reading MR x kc elements costs about a quarter of a tile's MR x NR x kc FMAs). Without that
+/// term, 3136 x 64 x 576 on 2 threads split its 4 columns of tiles (523 x 2 tiles each, against
+/// 262 x 4) and each thread read all of A for half the uses (docs/tuning.md#gemm-blocking).
 struct thread_grid {
   index_t tm, tn;
 };
@@ -57,7 +60,8 @@ inline thread_grid choose_grid(index_t threads, index_t mp, index_t np) {
   for (index_t tm = threads; tm >= 1; --tm) {
     if (threads % tm) continue;
     const index_t tn = threads / tm;
-    const index_t load = ((mp + tm - 1) / tm) * ((np + tn - 1) / tn);
+    const index_t rows = (mp + tm - 1) / tm, cols = (np + tn - 1) / tn;
+    const index_t load = 4 * rows * cols + rows + cols;
     if (best_load < 0 || load < best_load) {
       best = {tm, tn};
       best_load = load;
