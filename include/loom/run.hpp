@@ -57,7 +57,10 @@ void run(const D& def) {
   } else if constexpr (!detail::well_formed<D>) {
     return;  // the definition's own static_assert has reported
   } else if constexpr (detail::needs_hoisting<D>) {
-    detail::run_hoisted<S>(def);  // reductions computed once per value of what they depend on
+    // (The body's schedule is checked as a pipeline stage's, which no longer has the reductions.)
+    constexpr bool names_reduction = !std::is_same_v<S, auto_schedule> && detail::names_unscheduled_reduction<D, S>;
+    detail::report_schedule<names_reduction ? schedule_problem::unscheduled_reduction_loop : schedule_problem::none>();
+    if constexpr (!names_reduction) detail::run_hoisted<S>(def);  // reductions computed once per value of what they depend on
   } else if constexpr (has_boundary<typename D::rhs_type>) {
     detail::run_bounded<S>(def);  // the interior without per-point checks, the border with them
   } else {

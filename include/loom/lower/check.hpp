@@ -33,6 +33,45 @@ template <auto V, auto O, class D>
 inline constexpr bool condition_names_known_variables<lanes_prefer<V, O>, D> =
     meta::contains<typename D::vars, typename lanes_prefer<V, O>::var> && meta::contains<typename D::vars, typename lanes_prefer<V, O>::other>;
 
+/// The loops directive X names (a reorder's every one, a prefetch's variable).
+template <class X>
+struct named_loops {
+  using type = meta::list<>;
+};
+template <class X>
+  requires requires { typename X::loop; }
+struct named_loops<X> {
+  using type = meta::list<typename X::loop>;
+};
+template <class X>
+  requires requires { typename X::loop1; }
+struct named_loops<X> {
+  using type = meta::list<typename X::loop1, typename X::loop2>;
+};
+template <class X>
+  requires requires { typename X::variable; }
+struct named_loops<X> {
+  using type = meta::list<typename X::variable>;
+};
+template <auto... V>
+struct named_loops<reorder<V...>> {
+  using type = meta::list<loop_t<V>...>;
+};
+
+/// Whether schedule S (either branch of a specialize) names a loop of a variable D reduces over
+/// that is not one of D's loops: one of several reductions, each of which runs its own loops
+/// (hoisted out of the loops it does not depend on), which D's schedule cannot reach.
+template <class D, class S>
+inline constexpr bool names_unscheduled_reduction = [] {
+  if constexpr (is_specialize<S>)
+    return names_unscheduled_reduction<D, typename S::then_schedule> || names_unscheduled_reduction<D, typename S::else_schedule>;
+  else return false;
+}();
+template <class D, class... X>
+inline constexpr bool names_unscheduled_reduction<D, schedule<X...>> = []<class... L>(meta::list<L...>*) {
+  return ((meta::contains<typename D::reduction_vars, root_var_t<L>> && !meta::contains<typename D::loop_vars, root_var_t<L>>) || ...);
+}(static_cast<meta::concat<meta::list<>, typename named_loops<X>::type...>*>(nullptr));
+
 /// The first problem of schedule S (a specialize: of its Then, else of its Else) for definition
 /// D. The directives are checked before plan<D, S> is instantiated, since a plan of a nest that
 /// stopped early has nothing more to say.
@@ -45,6 +84,8 @@ consteval schedule_problem first_problem() {
     constexpr schedule_problem then_problem = first_problem<D, typename S::then_schedule>();
     if constexpr (then_problem != schedule_problem::none) return then_problem;
     else return first_problem<D, typename S::else_schedule>();
+  } else if constexpr (names_unscheduled_reduction<D, S>) {
+    return schedule_problem::unscheduled_reduction_loop;
   } else {
     using built = sched::apply_all<typename sched::initial<typename D::loop_vars>::type, S, typename D::value_type>;
     if constexpr (built::problem != schedule_problem::none) return built::problem;
@@ -156,6 +197,15 @@ constexpr void report_schedule() {
   static_assert(P != unroll_too_large,
                 "loom::unroll: an unrolled loop runs more than 64 iterations, each a copy of the body for the compiler "
                 "to build; unroll by a smaller factor (unroll<V, F> with F <= 64, or split further first)");
+  static_assert(P != interleave_not_vectorized,
+                "loom::interleave<Parts>: interleaves the parts of a vector loop's block, and this schedule "
+                "vectorizes no loop; vectorize one (vectorize<inner<V>>) or drop interleave");
+  // the definition's reductions
+  static_assert(P != unscheduled_reduction_loop,
+                "loom: the schedule names a loop of a reduction that runs its own loops: in a definition with more "
+                "than one reduction, each is computed in a nest of its own (hoisted out of the loops it does not "
+                "depend on), which the definition's schedule cannot reach. Schedule the output's loops, or make the "
+                "reduction a pipeline stage (loom::Func) with its own schedule");
 }
 
 }  // namespace detail

@@ -317,6 +317,7 @@ struct plan {
     if (prefetching::all::size > 1) return P::prefetch_twice;
     if (prefetches && !meta::contains<typename Def::vars, prefetch_var>) return P::prefetch_unknown_variable;
     if (interleaving::all::size > 1) return P::interleave_twice;
+    if (interleave_parts > 1 && !vectorized) return P::interleave_not_vectorized;
     if (!tails_ok([](auto t) { return decltype(t)::shift_ok; })) return P::shift_inwards_illegal;
     if (!tails_ok([](auto t) { return decltype(t)::masked_ok; })) return P::masked_tail_not_vectorized;
     return P::none;

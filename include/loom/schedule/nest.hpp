@@ -32,7 +32,9 @@ enum class schedule_problem {
   large_blocks_reduction, large_blocks_unrolled, output_accumulator_needs_bare_reduction,
   accumulate_extremum_into_output, accumulator_block_too_large, stream_stores_twice, stream_stores_output_read,
   stream_stores_not_vectorized, prefetch_twice, prefetch_unknown_variable, interleave_twice, shift_inwards_illegal,
-  masked_tail_not_vectorized, unroll_too_large,
+  masked_tail_not_vectorized, unroll_too_large, interleave_not_vectorized,
+  // the definition's reductions (lower/check.hpp)
+  unscheduled_reduction_loop,
   // the entry point of a single definition (run.hpp)
   prefetch_stores_outside_pipeline
 };
