@@ -474,7 +474,9 @@ TEST_CASE("default schedule: the vectorized variable follows the unit-stride tra
   expect_lanes("s(i) = maximum(j, max(X(i, j), v(i)))", loom::print_loop_nest(s(i) = maximum(j, loom::max(X(i, j), v(i)))), {"j"});
   expect_lanes("cs(j) = sum(i, X(i, j))", loom::print_loop_nest(cs(j) = sum(i, X(i, j))), {"j"});
   expect_lanes("cs(j) = sum(i, X(i, j) * v(i))", loom::print_loop_nest(cs(j) = sum(i, X(i, j) * v(i))), {"j"});
-  expect_lanes("Y(i, j) = X(j, i)", loom::print_loop_nest(Y(i, j) = X(j, i)), {"j"});
+  expect_lanes("Y(i, j) = X(j, i) * 2", loom::print_loop_nest(Y(i, j) = X(j, i) * 2.f), {"j"});
+  // (A plain transpose is the permutation engine's: no lanes to choose, blocks transposed in registers.)
+  CHECK(loom::print_loop_nest(Y(i, j) = X(j, i)).find("permutation engine") == 0);
   expect_lanes("C(n, i, j) = sum(k, A(n, i, k) * B(n, k, j))", loom::print_loop_nest(C(n, i, j) = sum(k, A(n, i, k) * B(n, k, j))), {"j"});
   expect_lanes("O2(i, j) = sum(k, X3(i, j, k))", loom::print_loop_nest(O2(i, j) = sum(k, X3(i, j, k))), {"k"});
   expect_lanes("O2b(j, k) = sum(i, X3(i, j, k))", loom::print_loop_nest(O2b(j, k) = sum(i, X3(i, j, k))), {"k"});

@@ -23,6 +23,7 @@
 #include "core/meta.hpp"
 #include "kernels/conv/run_convolution.hpp"
 #include "kernels/gemm/run_contraction.hpp"
+#include "kernels/permute/run_permutation.hpp"
 #include "schedule/directives.hpp"
 
 namespace loom {
@@ -122,7 +123,44 @@ struct conv_engine {
   }
 };
 
-using engine_list = meta::list<gemm_engine, conv_engine>;
+/// The permutation engine: out(v...) = X(the same variables in another order), a transpose
+/// (kernels/permute/). No schedule demands it: a loop-nest schedule still runs such a copy as a
+/// nest.
+struct permute_engine {
+  template <class D>
+  static constexpr bool matches = permute_detail::permutation<D>::value;
+  template <class S>
+  static constexpr bool demanded_by = false;
+
+  template <class S, class D>
+  static constexpr bool require() {
+    return matches<D>;
+  }
+  template <class S, class D>
+  static void run(const D& def) {
+    permute_detail::run_permutation(def);
+  }
+  template <class S, class D>
+  static std::string describe(const D& def) {
+    using U = permute_detail::bits_of<typename D::value_type>;
+    constexpr std::size_t W = simd::native_width<U>;
+    constexpr index_t tile = permute_detail::tile_bytes / index_t(sizeof(U));
+    std::ostringstream os;
+    os << "permutation engine (the output's unit-stride variable L against X's M; bits moved as they are):\n"
+       << "parallel for (the other variables, tiles of " << tile << " x " << tile << " over M and L, L innermost):\n"
+       << "  for blocks of " << W << " x " << W << ":  // " << W << " rows of X along M, transposed in registers\n"
+       << "    ";
+    def.lhs.print(os);
+    os << " = ";
+    def.rhs.print(os);
+    os << "  // " << W << " rows of the output along L\n";
+    if (!permute_detail::permutation<D>::always)
+      os << "(a run whose views share their unit-stride variable copies rows as they are)\n";
+    return os.str();
+  }
+};
+
+using engine_list = meta::list<gemm_engine, conv_engine, permute_engine>;
 
 template <class L, class S>
 struct demanded_engine_in {

@@ -158,6 +158,21 @@ class team_claim {
   int size_ = 1;
   bool claimed_ = false;
 };
+
+/// Runs `items` independent work items body(t) on loom's team (one thread: no parallel region);
+/// on this thread alone where the whole is too little work to wake a team for. The kernels'
+/// one way to go parallel over a list of items (convolutions, their packing, permutations).
+template <class F>
+void for_items(index_t items, const F& body, bool worth_a_team = true) {
+  const team_claim claim(worth_a_team ? items : 1);
+  const int team = claim.size();
+  if (team > 1) {
+    LOOM_PRAGMA(omp parallel for num_threads(team) schedule(static))
+    for (index_t t = 0; t < items; ++t) body(t);
+  } else {
+    for (index_t t = 0; t < items; ++t) body(t);
+  }
+}
 }  // namespace detail
 
 }  // namespace loom
