@@ -452,6 +452,71 @@ TEST_CASE("pipeline: a root stage's buffer is kept from run to run", "[pipeline]
   CHECK(p.buffer_bytes() == 0);
 }
 
+TEST_CASE("pipeline: one pipeline object run under schedules whose root stages differ but sizes match", "[pipeline][arena]") {
+  // Both schedules put four stages of the same sizes at root, which depend on each other
+  // differently: the arena's order and offsets planned for one were reused for the other (c2 ran
+  // before c1, which it reads).
+  constexpr loom::Func<float, 2, "a1"> a1;
+  constexpr loom::Func<float, 2, "b1"> b1;
+  constexpr loom::Func<float, 2, "c1"> c1;
+  constexpr loom::Func<float, 1, "a2"> a2;
+  constexpr loom::Func<float, 1, "c2"> c2;
+  constexpr loom::Func<float, 1, "d2"> d2;
+  const index_t H = 16, W = 16;
+  T2 in(H, W);
+  loom::Tensor<float, 1> out(H);
+  lt::fill(in.view(), 1.f);
+  auto p = loom::pipeline(a1(y, x) = in(y, x) + 1.f, b1(y, x) = in(y, x) + 2.f, c1(y, x) = b1(y, x) * 3.f,
+                          a2(y) = sum(k, a1(y, k)), c2(y) = sum(k, c1(y, k)), d2(y) = sum(k, b1(y, k) * b1(y, k)),
+                          out(y) = a2(y) + c2(y) + d2(y));
+  const float want = 16 * 2.f + 16 * 9.f + 16 * 9.f;
+  for (int round = 0; round < 2; ++round) {
+    loom::run<stage<a1, compute_root>, stage<b1, compute_inline>, stage<c1, compute_root>, stage<a2, compute_root>,
+              stage<c2, compute_root>, stage<d2, compute_inline>>(p);
+    for (index_t a = 0; a < H; ++a) CHECK(out(a) == want);
+    lt::fill(out.view(), -1.f);
+    loom::run<stage<a1, compute_inline>, stage<b1, compute_root>, stage<c1, compute_root>, stage<a2, compute_inline>,
+              stage<c2, compute_root>, stage<d2, compute_root>>(p);
+    for (index_t a = 0; a < H; ++a) CHECK(out(a) == want);
+    const auto m = loom::plan_memory<stage<a1, compute_inline>, stage<b1, compute_root>, stage<c1, compute_root>,
+                                     stage<a2, compute_inline>, stage<c2, compute_root>, stage<d2, compute_root>>(p);
+    // c1 (position 1 among the roots b1, c1, c2, d2, out) runs before c2 (position 2), which reads it.
+    const auto at = [&](int stage_pos) { return std::find(m.order.begin(), m.order.end(), stage_pos) - m.order.begin(); };
+    CHECK(at(1) < at(2));
+  }
+}
+
+TEST_CASE("pipeline: sliding windows whose loops between store and compute walk two dimensions", "[pipeline]") {
+  // store_at outer<x>, compute_at inner<x> with y between them: each y starts the window again
+  // along x, and the part computed for the earlier y spans other columns. The window computed so
+  // far stayed a box only if each new slab spans it whole.
+  auto g = lt::make_rng("pipeline sliding two dims");
+  for (int rep = 0; rep < 12; ++rep) {
+    const index_t H = lt::pick_size(g, 40), W = lt::pick_size(g, 60);
+    T2 in(H + 1, W + 1), out(H, W);
+    lt::fill_random(in.view(), g);
+    std::vector<double> ref(std::size_t(H * W));
+    for (index_t a = 0; a < H; ++a)
+      for (index_t b = 0; b < W; ++b) ref[std::size_t(a * W + b)] = 2.0 * in(a, b) + 2.0 * in(a + 1, b + 1);
+    auto p = loom::pipeline(bx(y, x) = in(y, x) * 2.f, out(y, x) = bx(y, x) + bx(y + 1, x + 1));
+    INFO("H = " << H << ", W = " << W);
+    auto check = [&](const char* what) {
+      INFO(what);
+      const auto r = lt::compare(out.view(), ref, 1e-6);
+      CHECK(r.ok);
+      if (!r.ok) UNSCOPED_INFO(r.message);
+      lt::fill(out.view(), -7.f);
+    };
+    loom::run<stage<bx, loom::store_at<output, outer<x>>, compute_at<output, inner<x>>>,
+              stage<output, split<x, 4>, loom::reorder<outer<x>, y, inner<x>>>>(p);
+    check("split<x, 4>, reorder<outer<x>, y, inner<x>>, store at outer<x>, compute at inner<x>");
+    loom::run<stage<bx, loom::store_at<output, outer<x>>, compute_at<output, inner<y>>>, stage<output, tile<x, y, 7, 3>>>(p);
+    check("tile<x, y, 7, 3>, store at outer<x>, compute at inner<y>");
+    loom::run<stage<bx, loom::store_at<output, outer<y>>, compute_at<output, inner<x>>>, stage<output, tile<y, x, 5, 4>>>(p);
+    check("tile<y, x, 5, 4>, store at outer<y>, compute at inner<x>");
+  }
+}
+
 TEST_CASE("pipeline: double stages", "[pipeline]") {
   auto g = lt::make_rng("pipeline double");
   const index_t H = 17, W = 29;

@@ -254,7 +254,11 @@ std::string print_loop_nest(const Pipeline<Defs...>& p) {
   detail::report_placement<early>();
   auto lowered = detail::lower_pipeline<S>(p.definitions());
   using R = detail::pipeline_run<S, decltype(lowered), Pipeline<Defs...>>;
-  constexpr bool ok = early == detail::placement_problem::none && R::report();
+  if constexpr (early == detail::placement_problem::none) {
+    detail::report_placement<R::first_placement_problem()>();
+    detail::report_schedule<R::first_schedule_problem()>();
+  }
+  constexpr bool ok = early == detail::placement_problem::none && R::runnable;
   if constexpr (!ok) {
     return {};
   } else {

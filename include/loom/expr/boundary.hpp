@@ -317,6 +317,38 @@ auto mirror_interior(T&& t) {
   return detail::make_bounded<boundary::mirror_interior>(std::forward<T>(t));
 }
 
+/// Anything else (a stage, an expression): loom's message rather than a list of overload
+/// candidates, first among the errors (the message is a macro: a static_assert takes a literal).
+#define LOOM_BOUNDARY_ARGUMENT_MESSAGE                                                                          \
+  "loom: a boundary condition wraps a tensor or a view; a stage (loom::Func) has no extents of its own: give " \
+  "its input the boundary condition, or compute the stage into a tensor first"
+template <class T>
+  requires(!requires(T& t) { t.as_view(); })
+auto repeat_edge(T&&) {
+  static_assert(meta::always_false<T>, LOOM_BOUNDARY_ARGUMENT_MESSAGE);
+  return 0;
+}
+template <class T, class S>
+  requires(!requires(T& t) { t.as_view(); })
+auto constant_exterior(T&&, S) {
+  static_assert(meta::always_false<T>, LOOM_BOUNDARY_ARGUMENT_MESSAGE);
+  return 0;
+}
+template <class T>
+  requires(!requires(T& t) { t.as_view(); })
+auto mirror_image(T&&) {
+  static_assert(meta::always_false<T>, LOOM_BOUNDARY_ARGUMENT_MESSAGE);
+  return 0;
+}
+template <class T>
+  requires(!requires(T& t) { t.as_view(); })
+auto mirror_interior(T&&) {
+  static_assert(meta::always_false<T>, LOOM_BOUNDARY_ARGUMENT_MESSAGE);
+  return 0;
+}
+
+#undef LOOM_BOUNDARY_ARGUMENT_MESSAGE
+
 // ---- the interior: the plain tree, and where it may run ----
 
 /// The same boundary access with its indices substituted (expr/transform.hpp's substitute finds

@@ -42,6 +42,7 @@ inline constexpr std::size_t arena_alignment = 64;
 struct stage_node {
   std::size_t out_bytes;
   std::vector<int> inputs;
+  friend bool operator==(const stage_node&, const stage_node&) = default;
 };
 
 /// A stage order (order[t] is the stage run at step t) and its memory plan, whose buffer k is

@@ -171,16 +171,22 @@ class Pipeline {
     plan_ = {};
   }
 
-  /// The arena's plan for stages of these sizes, planned again only when the sizes change
-  /// (internal: used by loom::run).
+  /// The arena's plan for these stages, planned again only when they change (internal: used by
+  /// loom::run). The key is the whole graph, not the sizes alone: two schedules of one pipeline
+  /// can put different stages at root with the same sizes, and each needs its own order.
   struct arena_plan {
     std::vector<std::size_t> bytes;  // per stage that runs at root (0: a tensor output)
+    std::vector<stage_node> dag;
+    std::vector<int> outputs;
     order_plan plan;
     std::vector<buffer_use> uses;
   };
   const arena_plan& plan_for(const std::vector<std::size_t>& bytes, const std::vector<stage_node>& dag, const std::vector<int>& outputs) {
-    if (dag.empty() || (!plan_.plan.order.empty() && plan_.bytes == bytes)) return plan_;
+    if (dag.empty() || (!plan_.plan.order.empty() && plan_.bytes == bytes && plan_.dag == dag && plan_.outputs == outputs))
+      return plan_;
     plan_.bytes = bytes;
+    plan_.dag = dag;
+    plan_.outputs = outputs;
     plan_.plan = plan_order(dag, outputs);
     plan_.uses = buffer_uses(dag, plan_.plan.order, outputs);
     return plan_;

@@ -180,9 +180,11 @@ struct driver_schedule<S> : driver_schedule<typename S::then_schedule> {};
 
 /// A sliding window's step: `done` is the box computed so far, `need` the box an iteration
 /// reads. Returns false when `need` lies inside `done`; otherwise narrows `need` to the part to
-/// compute and grows `done` to cover it: the slab past `done`'s end when the two differ along one
-/// dimension only and `need` continues `done` there (the usual case: consecutive rows), else all
-/// of `need` (done becomes need).
+/// compute and grows `done` to cover it: the slab past `done`'s end when `need` leaves `done`
+/// along one dimension only and continues it there (the usual case: consecutive rows), else all
+/// of `need` (done becomes need). The slab spans `done`'s whole range along the other
+/// dimensions, which `need` may only partly cover (loops between store and compute that walk a
+/// second dimension): `done` then stays a box of computed points.
 inline bool slide(box& done, box& need, std::size_t rank) {
   int moved = -1;
   bool inside = true;
@@ -197,8 +199,10 @@ inline bool slide(box& done, box& need, std::size_t rank) {
   if (moved >= 0) {
     const std::size_t d = std::size_t(moved);
     const index_t dhi = done.lo[d] + done.ext[d], nhi = need.lo[d] + need.ext[d];
-    need.lo[d] = dhi;
-    need.ext[d] = nhi - dhi;
+    for (std::size_t e = 0; e < rank; ++e) {
+      need.lo[e] = e == d ? dhi : done.lo[e];
+      need.ext[e] = e == d ? nhi - dhi : done.ext[e];
+    }
     done.ext[d] = nhi - done.lo[d];
   } else {
     done = need;
@@ -259,6 +263,8 @@ enum class placement_problem {
   prefetch_stores_not_pointwise,
   prefetch_stores_reduction,
   prefetch_stores_twice,
+  stage_named_twice,
+  at_itself,
 };
 
 template <placement_problem P>
@@ -290,6 +296,12 @@ constexpr void report_placement() {
   static_assert(P != prefetch_stores_not_pointwise,
                 "loom::prefetch_stores<C>: C must read the stage only at its own point (out(i, j) = f(e(i, j), ...)), "
                 "so that each point of the stage is a point C stores");
+  static_assert(P != at_itself,
+                "loom::compute_at<Consumer, Loop>: Consumer is the stage itself; a stage is computed at a loop of a "
+                "stage that reads it");
+  static_assert(P != stage_named_twice,
+                "loom::run on a pipeline: a stage is named by two stage<Name, ...> entries; give each stage one entry "
+                "with all of its directives");
   static_assert(P != store_inside_compute,
                 "loom::store_at<Consumer, Loop>: the storage must live at a loop outside the compute_at loop (store_at<C, "
                 "outer<y>> with compute_at<C, inner<y>>)");
@@ -304,7 +316,11 @@ consteval placement_problem directive_problem() {
     return placement_problem::unknown_stage;
   } else {
     using W = stage_placement<typename directives_of<Key, Stages>::type, true, false>;
-    if constexpr (W::placements > 1) return placement_problem::two_placements;
+    constexpr std::size_t entries = []<class... E>(meta::list<E...>*) {
+      return (std::size_t(std::is_same_v<typename stage_key_of<typename E::key>::type, Key>) + ... + 0);
+    }(static_cast<Stages*>(nullptr));
+    if constexpr (entries > 1) return placement_problem::stage_named_twice;
+    else if constexpr (W::placements > 1) return placement_problem::two_placements;
     else if constexpr (W::store_list::size > 0 && W::at_list::size == 0) return placement_problem::store_without_compute_at;
     else return placement_problem::none;
   }
@@ -902,23 +918,43 @@ struct pipeline_run {
     }
   }
 
-  /// The first problem of each stage's placement and schedule, as its static_assert; true when
-  /// there is none.
-  static constexpr bool report() {
-    constexpr placement_problem pp = []<std::size_t... K>(std::index_sequence<K...>) {
+  /// The first problem of the stages' placements, in stage order (none: every one is legal).
+  static constexpr placement_problem first_placement_problem() {
+    return []<std::size_t... K>(std::index_sequence<K...>) {
       placement_problem first = placement_problem::none;
       ((first = first != placement_problem::none ? first : placement_of<K>()), ...);
       return first;
     }(std::make_index_sequence<count>{});
-    report_placement<pp>();
-    if constexpr (pp != placement_problem::none) {
-      return false;
+  }
+  /// The first problem of the stages' loop schedules once the placements are legal (none where a
+  /// stage's definition has reported its own).
+  static constexpr schedule_problem first_schedule_problem() {
+    if constexpr (first_placement_problem() != placement_problem::none) {
+      return schedule_problem::none;
     } else {
       return []<std::size_t... K>(std::index_sequence<K...>) {
-        return (report_stage<K>() && ...);
+        schedule_problem first = schedule_problem::none;
+        ((first = first != schedule_problem::none ? first : stage_schedule_problem<K>()), ...);
+        return first;
       }(std::make_index_sequence<count>{});
     }
   }
+  template <std::size_t K>
+  static constexpr schedule_problem stage_schedule_problem() {
+    using D = typename info<K>::def;
+    if constexpr (!well_formed<D>) return schedule_problem::none;
+    else return first_problem<D, typename info<K>::schedule_type>();
+  }
+  /// Whether every stage's definition passed its own checks (expr/definition.hpp's reported the
+  /// others).
+  static constexpr bool stages_well_formed = []<std::size_t... K>(std::index_sequence<K...>) {
+    return (well_formed<typename info<K>::def> && ...);
+  }(std::make_index_sequence<count>{});
+  /// Whether the schedule can run: no problem above. The entry points (loom::run, print_loop_nest,
+  /// plan_memory) report the problems themselves, so that loom's message is a few lines from the
+  /// user's call, not behind this class's frames.
+  static constexpr bool runnable =
+      first_placement_problem() == placement_problem::none && first_schedule_problem() == schedule_problem::none && stages_well_formed;
 
   /// Whether stage R reads stage P.
   template <std::size_t R, std::size_t P>
@@ -970,6 +1006,8 @@ struct pipeline_run {
       constexpr std::size_t C = index_of_stage<stage_key<typename A::consumer>>;
       if constexpr (C >= count) {
         return placement_problem::at_unknown_consumer;
+      } else if constexpr (C == K) {
+        return placement_problem::at_itself;
       } else if constexpr (at_level<K, C> == -2) {
         return placement_problem::at_unknown_loop;
       } else {
@@ -998,18 +1036,6 @@ struct pipeline_run {
       return placement_problem::none;
     }
   }
-  template <std::size_t K>
-  static constexpr bool report_stage() {
-    using D = typename info<K>::def;
-    if constexpr (!well_formed<D>) {
-      return false;
-    } else {
-      constexpr schedule_problem problem = first_problem<D, typename info<K>::schedule_type>();
-      report_schedule<problem>();
-      return problem == schedule_problem::none;
-    }
-  }
-
   // ---- the arena: stages computed at root, in an order that keeps it small ----
 
   /// The stage that runs at root and computes stage Q inside its loops (Q itself if Q runs at root).
@@ -1482,8 +1508,9 @@ void run(Pipeline<Defs...>& p) {
   if constexpr (early == detail::placement_problem::none) {
     auto lowered = detail::lower_pipeline<S>(p.definitions());
     using R = detail::pipeline_run<S, decltype(lowered), Pipeline<Defs...>>;
-    constexpr bool ok = R::report();
-    if constexpr (ok) {
+    detail::report_placement<R::first_placement_problem()>();
+    detail::report_schedule<R::first_schedule_problem()>();
+    if constexpr (R::runnable) {
       R r(lowered, p);
       r.run_all();
     }
@@ -1506,7 +1533,11 @@ pipeline_memory plan_memory(Pipeline<Defs...>& p) {
   detail::report_placement<early>();
   auto lowered = detail::lower_pipeline<S>(p.definitions());
   using R = detail::pipeline_run<S, decltype(lowered), Pipeline<Defs...>>;
-  constexpr bool ok = early == detail::placement_problem::none && R::report();
+  if constexpr (early == detail::placement_problem::none) {
+    detail::report_placement<R::first_placement_problem()>();
+    detail::report_schedule<R::first_schedule_problem()>();
+  }
+  constexpr bool ok = early == detail::placement_problem::none && R::runnable;
   pipeline_memory m;
   if constexpr (ok) {
     R r(lowered, p);
