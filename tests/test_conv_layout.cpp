@@ -322,3 +322,100 @@ TEST_CASE("conv layout: depthwise with a NaN weight in a padded tap, NCHW as NHW
         CHECK((a == b || (std::isnan(a) && std::isnan(b))));
       }
 }
+
+TEST_CASE("conv: non-finite weights skip padded taps in every kernel, as the reference does", "[conv][layout]") {
+  // The kernels skip a padded tap only for a whole register tile and multiply it by the padding's
+  // zero otherwise: a NaN or infinite weight then gave NaN for some pixels of a row and a finite
+  // sum for others. Every path (direct, depthwise, Winograd-eligible, grouped; packed and not;
+  // NHWC and NCHW) must give the reference's values.
+  auto g = lt::make_rng("conv non-finite weights");
+  const float specials[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  struct shape {
+    index_t H, W, C, CO, groups;
+  };
+  for (const shape sh : {shape{3, 12, 1, 1, 1}, shape{5, 19, 16, 16, 1}, shape{4, 6, 8, 8, 8}, shape{6, 23, 4, 6, 2}, shape{3, 40, 3, 3, 3}}) {
+    for (int rep = 0; rep < 4; ++rep) {
+      const index_t Cg = sh.C / sh.groups;
+      std::vector<float> in_store(std::size_t(sh.H * sh.W * sh.C)), w_store(std::size_t(9 * Cg * sh.CO));
+      for (auto& v : in_store) v = float(lt::uniform(g, -4, 4)) * 0.25f;
+      for (auto& v : w_store) v = float(lt::uniform(g, -4, 4)) * 0.25f;
+      w_store[std::size_t(lt::uniform(g, 0, index_t(w_store.size()) - 1))] = specials[rep % 3];
+      view4<float> in(in_store.data(), loom::dims<4>(1, sh.H, sh.W, sh.C), "in");
+      view4<float> w(w_store.data(), loom::dims<4>(3, 3, Cg, sh.CO), "w");
+      std::vector<float> ref_store(std::size_t(sh.H * sh.W * sh.CO)), out_store(ref_store.size()), nchw_store(ref_store.size());
+      view4<float> ref(ref_store.data(), loom::dims<4>(1, sh.H, sh.W, sh.CO), "ref"), out(out_store.data(), loom::dims<4>(1, sh.H, sh.W, sh.CO), "out");
+      const loom::strides_t<4> planes{sh.CO * sh.H * sh.W, sh.W, 1, sh.H * sh.W};
+      view4<float> out_nchw(nchw_store.data(), loom::dims<4>(1, sh.H, sh.W, sh.CO), planes, "out");
+      const loom::conv2d_params p{.padding = 1, .groups = sh.groups};
+      loom::conv2d_reference(ref, in, w, p);
+      auto same = [&](const view4<float>& got, const char* what) {
+        index_t bad = 0;
+        for (index_t y = 0; y < sh.H; ++y)
+          for (index_t x = 0; x < sh.W; ++x)
+            for (index_t c = 0; c < sh.CO; ++c) {
+              const float a = got(0, y, x, c), b = ref(0, y, x, c);
+              bad += !(a == b || (std::isnan(a) && std::isnan(b)));
+            }
+        INFO(what << ": H " << sh.H << " W " << sh.W << " C " << sh.C << " CO " << sh.CO << " groups " << sh.groups);
+        CHECK(bad == 0);
+      };
+      for (auto algorithm : {loom::conv_algorithm::automatic, loom::conv_algorithm::direct}) {
+        loom::conv2d_params q = p;
+        q.algorithm = algorithm;
+        loom::conv2d(out, in, w, q);
+        same(out, "unpacked");
+        loom::conv2d(out_nchw, in, w, q);
+        same(out_nchw, "unpacked, NCHW output");
+        const auto pw = loom::pack_conv2d_weights(w, q);
+        loom::conv2d(out, in, pw, q);
+        same(out, "packed");
+      }
+    }
+  }
+}
+
+TEST_CASE("conv: a moved-from packed weights object is empty, the moved-to one runs", "[conv][layout]") {
+  std::vector<float> in_store(std::size_t(5 * 5 * 6), 1.f), w_store(std::size_t(9 * 6 * 10), 1.f), out_store(std::size_t(5 * 5 * 10));
+  view4<float> in(in_store.data(), loom::dims<4>(1, 5, 5, 6), "in"), w(w_store.data(), loom::dims<4>(3, 3, 6, 10), "w");
+  view4<float> out(out_store.data(), loom::dims<4>(1, 5, 5, 10), "out");
+  const loom::conv2d_params p{.padding = 1};
+  auto a = loom::pack_conv2d_weights(w, p);
+  auto b = std::move(a);
+  CHECK(!a.direct());
+  CHECK(a.kh() == 0);
+  CHECK_THROWS_AS(loom::conv2d(out, in, a, p), loom::shape_error);
+  loom::conv2d(out, in, b, p);
+  CHECK(out(0, 2, 2, 3) == 54.f);  // 9 taps x 6 channels of 1
+  a = std::move(b);  // and back by assignment
+  CHECK(!b.direct());
+  loom::conv2d(out, in, a, p);
+  CHECK(out(0, 0, 0, 0) == 24.f);  // 4 taps inside
+}
+
+TEST_CASE("conv and gemm: an empty output whose other dimensions have stride 0 is a no-op", "[conv][layout]") {
+  // Strides computed as products of extents are 0 when an extent is 0; the output was refused as
+  // naming elements twice.
+  float buf[16] = {};
+  std::vector<float> in_store(std::size_t(2 * 4 * 2 * 3), 1.f), w_store(std::size_t(9 * 3 * 5), 1.f);
+  view4<float> in(in_store.data(), loom::dims<4>(2, 4, 2, 3), "in"), w(w_store.data(), loom::dims<4>(3, 3, 3, 5), "w");
+  view4<float> out(buf, loom::dims<4>(2, 2, 0, 5), loom::strides_t<4>{0, 0, 5, 1}, "out");  // OH 2, OW 0
+  CHECK_NOTHROW(loom::conv2d(out, in, w));
+  loom::Tensor<float, 2> A("A", 2, 3), B("B", 3, 0);
+  auto C = loom::view(buf, loom::shape(2, 0), loom::strides(0, 1), "C");
+  CHECK_NOTHROW(loom::gemm(C, A, B));
+  for (float v : buf) CHECK(v == 0.f);
+}
+
+TEST_CASE("conv: NCHW with a batch smaller than the thread team", "[conv][layout][threads]") {
+  // The band of images copied at once was std::clamp(v, team, N) with team > N: lo > hi, a
+  // precondition failure (an abort under _GLIBCXX_ASSERTIONS).
+  loom::set_num_threads(2);
+  std::vector<float> in_store(std::size_t(8 * 6 * 6), 1.f), w_store(std::size_t(9 * 8 * 8), 1.f), out_store(std::size_t(6 * 6 * 8));
+  view4<float> in(in_store.data(), loom::dims<4>(1, 6, 6, 8), loom::strides_t<4>{8 * 36, 6, 1, 36}, "in");  // NCHW
+  view4<float> w(w_store.data(), loom::dims<4>(3, 3, 8, 8), "w"), out(out_store.data(), loom::dims<4>(1, 6, 6, 8), "out");
+  loom::conv2d(out, in, w, loom::conv2d_params{.padding = 1});
+  loom::set_num_threads(0);
+  CHECK(out(0, 2, 2, 0) == 72.f);
+  CHECK(out(0, 0, 0, 7) == 32.f);
+}

@@ -470,8 +470,9 @@ index_t repeated_dimension(const V& v) {
     constexpr std::size_t R = V::rank;
     std::array<std::size_t, R == 0 ? 1 : R> order{};
     std::size_t n = 0;
+    for (std::size_t d = 0; d < R; ++d)
+      if (v.extent(d) == 0) return -1;  // no elements, whatever the other dimensions' strides
     for (std::size_t d = 0; d < R; ++d) {
-      if (v.extent(d) == 0) return -1;  // no elements
       if (v.extent(d) == 1) continue;
       if (v.stride(d) == 0) return index_t(d);
       order[n++] = d;

@@ -116,6 +116,26 @@ void run_nhwc(const conv2d_shape& s, const nhwc<const typename P::value_type>& s
   else run_dense<P>(s, src, pw, dst, epi);
 }
 
+/// conv2d's plain loops (reference.hpp), into a temporary when the output overlaps an operand:
+/// what a call with a non-finite weight runs (conv2d_packed_weights::finite()).
+template <class OV, class IV, class WR, class Epi>
+void run_plain_loops(const conv2d_shape& s, const OV& out, const IV& in, const WR& w, const Epi& epi, bool overlap) {
+  using T = typename OV::value_type;
+  if (overlap) {
+    Tensor<T, 4> tmp(s.N, s.OH, s.OW, s.CO);
+    reference(s, tmp.as_view(), in, w, epi);
+    detail::copy_view(out, tmp.as_view());
+  } else {
+    reference(s, out, in, w, epi);
+  }
+}
+/// Packed weights read back one at a time (their direct layout), for the plain loops.
+template <class P>
+struct packed_weight_reader {
+  const conv2d_packed_weights<P>* pw;
+  typename P::value_type operator()(index_t ky, index_t kx, index_t c, index_t co) const { return pw->weight(ky, kx, c, co); }
+};
+
 /// The run-time side of loom::conv2d: in and out as NHWC with unit channel stride (copies where
 /// they are not, or where out overlaps in), then the path for the shape (chosen for the whole
 /// batch; the weights must hold its layout, else direct).
@@ -124,8 +144,11 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
                 conv_algorithm algorithm) {
   using T = typename P::value_type;
   if (s.N * s.OH * s.OW * s.CO == 0) return;
-  const conv_path path = chosen_path<T>(s, algorithm);
   const bool overlap = views_overlap(out, in);
+  // A NaN or infinite weight: the kernels would multiply padded taps, conv2d skips them. (Weights
+  // packed for Winograd alone run as packed: its transforms spread any non-finite value.)
+  if (!pw.finite() && pw.direct()) return run_plain_loops(s, out, in, packed_weight_reader<P>{&pw}, epi, overlap);
+  const conv_path path = chosen_path<T>(s, algorithm);
   const bool in_place_in = in.stride(3) == 1 && !overlap;
   const bool in_place_out = out.stride(3) == 1;
   if (in_place_in && in_place_out) return run_nhwc<P>(s, as_nhwc<const T>(in), pw, as_nhwc<T>(out), epi, path);
@@ -134,10 +157,10 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
     if (pw.plain_data() && !overlap && planes_run_as_gemm(s, strided_of<const T>(in), strided_of<T>(out)))
       return run_planes_as_gemm<T>(s, strided_of<const T>(in), gemm_detail::matrix_ref<T>{pw.plain_data(), s.CO, 1}, strided_of<T>(out));
     // Depthwise on NCHW planes at row stride 1: a stencil per plane, no copies to NHWC (they
-    // would cost more than it). Not with a NaN or infinite weight: see finite().
-    if (pw.depthwise() && pw.finite() && !overlap && in.stride(3) != 1 && depthwise_narrow_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
+    // would cost more than it).
+    if (pw.depthwise() && !overlap && in.stride(3) != 1 && depthwise_narrow_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
       return run_depthwise_narrow_planes<T>(s, strided_of<const T>(in), pw.data(), strided_of<T>(out));
-    if (pw.depthwise() && pw.finite() && !overlap && in.stride(3) != 1 && depthwise_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
+    if (pw.depthwise() && !overlap && in.stride(3) != 1 && depthwise_planes_apply(s, strided_of<const T>(in), strided_of<T>(out)))
       return run_depthwise_planes<T>(s, strided_of<const T>(in), pw.data(), strided_of<T>(out));
   }
   if (overlap) {  // the whole input copied before any output is written
@@ -154,7 +177,8 @@ void run_packed(const conv2d_shape& s, const OV& out, const IV& in, const conv2d
   // out (whole-batch copies run at memory speed: docs/tuning.md#convolution-layouts).
   const index_t image_bytes = (s.H * s.W * s.C + s.OH * s.OW * s.CO) * index_t(sizeof(T));
   const index_t team = loom::get_num_threads();
-  const index_t band = std::clamp<index_t>(team * simd::l2_cache_bytes() / 2 / std::max<index_t>(image_bytes, 1), team, s.N);
+  // (Not std::clamp: a team larger than the batch is lo > hi, its precondition.)
+  const index_t band = std::min(std::max<index_t>(team * simd::l2_cache_bytes() / 2 / std::max<index_t>(image_bytes, 1), team), s.N);
   const strided4<const T> iv = strided_of<const T>(in);
   const strided4<T> ov = strided_of<T>(out);
   for (index_t n0 = 0; n0 < s.N; n0 += band) {
@@ -257,8 +281,10 @@ void conv2d_checked(OM&& out, const IM& in, const WM& w, const conv2d_params& p,
   }
   // Packed before anything is written, so weights that overlap the output are read intact.
   const conv_path path = conv_detail::chosen_path<T>(s, p.algorithm);
-  conv_detail::run_packed<P>(s, o, i, conv2d_packed_weights<P>::pack(wv, p.groups, conv_detail::layout_for(path), true), epilogue,
-                             p.algorithm);
+  const auto packed = conv2d_packed_weights<P>::pack(wv, p.groups, conv_detail::layout_for(path), true);
+  if (!packed.finite())  // (see run_packed)
+    return conv_detail::run_plain_loops(s, o, i, wv, epilogue, views_overlap(o, i) || views_overlap(o, wv));
+  conv_detail::run_packed<P>(s, o, i, packed, epilogue, p.algorithm);
 }
 }  // namespace conv_detail
 

@@ -11,8 +11,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 #include <array>
 
@@ -62,6 +65,21 @@ template <class WV>
 auto channel_run(const WV& w, index_t ky, index_t kx, index_t c, index_t co) {
   if constexpr (requires { w.channel_run(ky, kx, c, co); }) return w.channel_run(ky, kx, c, co);
   else return w.stride(3) == 1 ? &w(ky, kx, c, co) : nullptr;
+}
+
+/// Whether n values are all finite (neither infinite nor NaN): by their exponent bits, a loop the
+/// compiler vectorizes.
+template <class T>
+bool all_finite(const T* p, std::size_t n) {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr U exponent = sizeof(T) == 4 ? U(0x7F800000u) : U(0x7FF0000000000000ull);
+  U all_ones = 0;  // (nonzero when some value has every exponent bit set)
+  for (std::size_t q = 0; q < n; ++q) {
+    U b;
+    std::memcpy(&b, p + q, sizeof(T));
+    all_ones |= U((b & exponent) == exponent);
+  }
+  return all_ones == 0;
 }
 
 /// Whether packing this many weights is worth waking loom's team for (a 64 x 64 3 x 3 layer's
@@ -155,6 +173,17 @@ class conv2d_packed_weights {
   using policy = P;
 
   conv2d_packed_weights() = default;
+  /// A moved-from object is empty, as a default-constructed one (a call with it throws
+  /// shape_error): it must not keep pointers to the buffers it gave away.
+  conv2d_packed_weights(conv2d_packed_weights&& o) noexcept { swap(o); }
+  conv2d_packed_weights& operator=(conv2d_packed_weights&& o) noexcept {
+    conv2d_packed_weights taken(std::move(o));
+    swap(taken);
+    return *this;
+  }
+  conv2d_packed_weights(const conv2d_packed_weights&) = delete;
+  conv2d_packed_weights& operator=(const conv2d_packed_weights&) = delete;
+  ~conv2d_packed_weights() = default;
 
   index_t kh() const { return kh_; }
   index_t kw() const { return kw_; }
@@ -164,9 +193,19 @@ class conv2d_packed_weights {
   /// Vectors per tile the packing was made for (conv_detail::tile_vectors).
   index_t vectors() const { return vectors_; }
   bool depthwise() const { return depthwise_; }
-  /// Whether every depthwise weight is finite. The kernels on NCHW planes multiply the taps that
-  /// fall in the padding by zero, which gives the skipped taps' sum only for finite weights.
+  /// Whether every weight is finite. The kernels multiply the taps that fall in the padding by the
+  /// padding's value (or skip them for a whole tile), which gives the skipped taps' sum only for
+  /// finite weights: calls with others run the plain loops (conv2d skips padded taps, as
+  /// conv2d_reference does; index notation multiplies them, as the definition says).
   bool finite() const { return finite_; }
+  /// Weight (ky, kx, c, co) read back from the direct layout (direct() must hold).
+  value_type weight(index_t ky, index_t kx, index_t c, index_t co) const {
+    const index_t tap = ky * kw_ + kx;
+    if (depthwise_) return direct_[tap * co_ + co];
+    const index_t COg = co_ / groups_, NR = vectors_ * P::lanes, blocks = (COg + NR - 1) / NR, taps = kh_ * kw_;
+    const index_t g = co / COg, b = co % COg / NR, j = co % COg % NR;
+    return direct_[(((g * blocks + b) * taps + tap) * cg_ + c) * NR + j];
+  }
   /// Whether the weights are also transformed for Winograd F(4 x 4, 3 x 3) (winograd.hpp).
   bool winograd() const { return wino_ != nullptr; }
   /// Whether they are also transformed for F(2 x 2, 3 x 3).
@@ -209,11 +248,13 @@ class conv2d_packed_weights {
       r.wino_size_ = std::size_t(wblocks * 36 * r.cg_ * NRw);
       r.wino_ = r.template storage<conv_detail::winograd_layout_scratch>(r.owned_wino_, r.wino_size_);
       if constexpr (F4) conv_detail::winograd_pack<P, 4>(w, r.cg_, r.co_, NRw, r.wino_);
+      r.finite_ = r.finite_ && conv_detail::all_finite(r.wino_, r.wino_size_);  // (a transform keeps a non-finite weight so)
     }
     if (F2 && which.winograd2) {
       r.wino2_size_ = std::size_t(wblocks * 16 * r.cg_ * NRw);
       r.wino2_ = r.template storage<conv_detail::winograd2_layout_scratch>(r.owned_wino2_, r.wino2_size_);
       if constexpr (F2) conv_detail::winograd_pack<P, 2>(w, r.cg_, r.co_, NRw, r.wino2_);
+      r.finite_ = r.finite_ && conv_detail::all_finite(r.wino2_, r.wino2_size_);
     }
     if (!which.direct) return r;
     if (r.depthwise_) {
@@ -242,7 +283,8 @@ class conv2d_packed_weights {
     const index_t NR = r.vectors_ * P::lanes;
     const index_t blocks = (COg + NR - 1) / NR;
     value_type* d = r.allocate(std::size_t(groups * blocks * taps * r.cg_ * NR));
-    // Work items: one tap of one block of output channels, in parallel.
+    // Work items: one tap of one block of output channels, in parallel, each checking its values.
+    std::vector<unsigned char> item_finite(std::size_t(groups * blocks * taps), 1);
     conv_detail::for_items(groups * blocks * taps, [&](index_t item) {
       const index_t tap = item % taps, gb = item / taps, g = gb / blocks, b = gb % blocks;
       const index_t ky = tap / r.kw_, kx = tap % r.kw_, live = std::min(NR, COg - b * NR), co0 = g * COg + b * NR;
@@ -255,11 +297,21 @@ class conv2d_packed_weights {
         }
         std::fill(dst + live, dst + NR, value_type(0));
       }
+      item_finite[std::size_t(item)] = conv_detail::all_finite(d + gb * taps * r.cg_ * NR + tap * r.cg_ * NR, std::size_t(r.cg_ * NR));
     }, conv_detail::worth_a_team(taps * r.cg_ * r.co_));
+    r.finite_ = r.finite_ && std::all_of(item_finite.begin(), item_finite.end(), [](unsigned char f) { return f != 0; });
     return r;
   }
 
  private:
+  void swap(conv2d_packed_weights& o) noexcept {
+    using std::swap;
+    swap(owned_, o.owned_), swap(owned_wino_, o.owned_wino_), swap(owned_wino2_, o.owned_wino2_), swap(plain_, o.plain_);
+    swap(direct_, o.direct_), swap(wino_, o.wino_), swap(wino2_, o.wino2_);
+    swap(size_, o.size_), swap(wino_size_, o.wino_size_), swap(wino2_size_, o.wino2_size_), swap(plain_size_, o.plain_size_);
+    swap(kh_, o.kh_), swap(kw_, o.kw_), swap(cg_, o.cg_), swap(co_, o.co_), swap(groups_, o.groups_), swap(vectors_, o.vectors_);
+    swap(depthwise_, o.depthwise_), swap(in_scratch_, o.in_scratch_), swap(finite_, o.finite_);
+  }
   value_type* allocate(std::size_t n) {
     size_ = n;
     direct_ = storage<conv_detail::direct_layout_scratch>(owned_, n);

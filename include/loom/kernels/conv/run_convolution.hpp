@@ -239,7 +239,8 @@ void run_convolution(const Def& def) {
     auto go = [&](const auto& epi) {
       if constexpr (R::depthwise) {
         const auto packed = conv2d_packed_weights<P>::template pack<false, false>(reader, s.groups, conv_layouts{}, true);
-        if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
+        if (!packed.finite()) plain_points(d, st);  // a NaN or infinite weight: padded taps multiplied, as written
+        else if (packed.depthwise()) run_depthwise<P>(s, src, packed, dst, epi);
         else run_dense<P>(s, src, packed, dst, epi);  // one channel: a dense 1-channel layer
       } else {
         // F(4 x 4) or direct: F(2 x 2) (chosen for few large tiles) is not compiled here, for the
@@ -247,7 +248,8 @@ void run_convolution(const Def& def) {
         conv_path path = chosen_path<T>(s, conv_algorithm::automatic);
         if (path == conv_path::winograd2) path = conv_path::direct;
         const auto packed = conv2d_packed_weights<P>::template pack<true, false>(reader, s.groups, layout_for(path), true);
-        if (path == conv_path::winograd4) run_winograd<4, P>(s, src, packed.vectors(), packed.winograd_data(), dst, epi);
+        if (!packed.finite()) plain_points(d, st);  // (see above)
+        else if (path == conv_path::winograd4) run_winograd<4, P>(s, src, packed.vectors(), packed.winograd_data(), dst, epi);
         else run_dense<P>(s, src, packed, dst, epi);
       }
     };
