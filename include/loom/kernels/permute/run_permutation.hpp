@@ -67,9 +67,10 @@ struct outer_offsets {
 };
 
 /// The edge of a tile of the (M, L) plane, in bytes of a row: 512 (128 floats), a multiple of
-/// every target's vector. A tile is then 64 KiB of X and 64 KiB of out (each in L2); tiles of 32
-/// or 64 floats ran 1.5-2x slower beyond the cache, their rows' runs too short for the
-/// prefetchers (docs/tuning.md#transposes).
+/// every target's vector. A tile is then 64 KiB of X and 64 KiB of out (each in L2); tiles of 64
+/// floats ran up to 1.5x slower beyond the cache, of 16 and 32 floats up to 2x, their rows' runs
+/// too short for the prefetchers; 1 KiB was faster on some shapes and slower on others
+/// (docs/tuning.md#transposes).
 inline constexpr index_t tile_bytes = 512;
 
 /// The element's bits as the register transposes move them.
@@ -100,9 +101,9 @@ void permute(const T* src, T* dst, const strides_by_dim<R>& p, int L, int M) {
     }, worth_a_team);
     return;
   }
-  // No transpose: rows along the output's last dimension, copied whole where both walk it at
-  // unit stride.
-  const int inner = int(R) - 1;
+  // No transpose: rows along the output's unit-stride dimension (its last without one), copied
+  // whole where the input walks it at unit stride too.
+  const int inner = L >= 0 ? L : int(R) - 1;
   const outer_offsets<R> rows(p, inner, -1);
   const index_t n = p.ext[std::size_t(inner)], so = p.out[std::size_t(inner)], si = p.in[std::size_t(inner)];
   loom::detail::for_items(rows.count, [&](index_t t) {
