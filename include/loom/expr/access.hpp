@@ -368,4 +368,16 @@ auto make_access(const View& v, const I&... i) {
     return access<View, decltype(as_index(i))...>(v, as_index(i)...);
 }
 
+namespace detail {
+/// An access whose indices are plain variables only (`X(i, k)`, not `X(i, k + 1)`); its index
+/// types. The engines recognise their operands by it.
+template <class A>
+struct plain_access_of : std::false_type {};
+template <class V, class... I>
+  requires(is_var<I> && ...)
+struct plain_access_of<access<V, I...>> : std::true_type {
+  using indices = meta::list<I...>;
+};
+}  // namespace detail
+
 }  // namespace loom

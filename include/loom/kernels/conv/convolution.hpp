@@ -30,14 +30,7 @@ namespace loom::conv_detail {
 template <class I>
 inline constexpr bool plain_var = is_var<I>;
 
-/// An access with plain-variable indices only; its index types.
-template <class A>
-struct plain_access_of : std::false_type {};
-template <class V, class... I>
-  requires(is_var<I> && ...)
-struct plain_access_of<access<V, I...>> : std::true_type {
-  using indices = meta::list<I...>;
-};
+using loom::detail::plain_access_of;
 
 /// The plain access under an input read: itself, or a constant_exterior's (the padding's value).
 template <class A>

@@ -22,14 +22,16 @@
 
 namespace loom::permute_detail {
 
-template <class Rhs>
-struct plain_access : std::false_type {};
-template <class V, class... I>
-  requires(is_var<I> && ...)
-struct plain_access<access<V, I...>> : std::true_type {
-  using vars = meta::list<I...>;
-  using last = meta::at<vars, sizeof...(I) - 1>;
-  static constexpr bool row_major = std::is_same_v<typename V::layout_type, layout_right>;
+/// A side of a permutation (a plain access, expr/access.hpp): its variables, the last one, and
+/// whether its view is row-major by type.
+template <class A>
+struct plain_access : detail::plain_access_of<A> {};
+template <class A>
+  requires detail::plain_access_of<A>::value
+struct plain_access<A> : std::true_type {
+  using vars = typename detail::plain_access_of<A>::indices;
+  using last = meta::at<vars, vars::size - 1>;
+  static constexpr bool row_major = std::is_same_v<typename A::view_type::layout_type, layout_right>;
 };
 
 template <class Def, class = void>
